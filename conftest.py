@@ -1,0 +1,13 @@
+"""Test set-up shared by the whole suite.
+
+Keras is pointed at torchk through the environment before anything imports it, with a
+private KERAS_HOME so that Keras never rewrites the user's ~/.keras/keras.json.
+"""
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tests'))
+os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
+os.environ['KERAS_HOME'] = tempfile.mkdtemp(prefix='torchk-keras-home-')
+os.environ.setdefault('TORCHK_DEVICE', 'cpu')

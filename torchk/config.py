@@ -1,0 +1,179 @@
+"""Backend settings: floatx, epsilon, image data format and the torch device.
+
+Values come from `keras.json` (in `$KERAS_HOME`, else `~/.keras`), which torchk only reads.
+When Keras has loaded torchk, `keras.backend.common` owns floatx, epsilon and the image data
+format (Keras applies keras.json through it before importing the backend), so every getter and
+setter here goes through that module at call time: one source of truth.
+"""
+import json
+import os
+import sys
+
+import torch
+
+_DATA_FORMATS = ('channels_first', 'channels_last')
+_DIM_ORDERINGS = {'th': 'channels_first', 'tf': 'channels_last'}
+_FLOATS = ('float16', 'bfloat16', 'float32', 'float64')
+
+
+def _keras_json_path():
+    home = os.environ.get('KERAS_HOME') or os.path.join(os.path.expanduser('~'), '.keras')
+    return os.path.join(home, 'keras.json')
+
+
+def _read_keras_json():
+    path = _keras_json_path()
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        try:
+            return json.load(f)
+        except ValueError as e:
+            raise ValueError('Cannot parse %s as JSON: %s' % (path, e)) from e
+
+
+def _data_format_from_json(cfg):
+    if 'image_data_format' in cfg:
+        return _check_data_format(cfg['image_data_format'])
+    if 'image_dim_ordering' in cfg:
+        return _data_format_from_dim_ordering(cfg['image_dim_ordering'])
+    return 'channels_last'
+
+
+def _check_floatx(value):
+    value = str(value)
+    if value not in _FLOATS:
+        raise ValueError('Unknown floatx type: %r; expected one of %s.' % (value, ', '.join(_FLOATS)))
+    return value
+
+
+def _check_data_format(value):
+    if value not in _DATA_FORMATS:
+        raise ValueError('Unknown data_format: %r; expected "channels_first" or "channels_last".'
+                         % (value,))
+    return value
+
+
+def _data_format_from_dim_ordering(dim_ordering):
+    if dim_ordering not in _DIM_ORDERINGS:
+        raise ValueError('Unknown dim_ordering: %r; expected "th" or "tf".' % (dim_ordering,))
+    return _DIM_ORDERINGS[dim_ordering]
+
+
+_CONFIG = _read_keras_json()
+_FLOATX = _check_floatx(_CONFIG.get('floatx', 'float32'))
+_EPSILON = float(_CONFIG.get('epsilon', 1e-7))
+_IMAGE_DATA_FORMAT = _data_format_from_json(_CONFIG)
+_DEVICE = None
+
+
+def _keras_common():
+    """`keras.backend.common` once Keras has loaded it, else None (never imports Keras)."""
+    return sys.modules.get('keras.backend.common')
+
+
+def floatx():
+    """Returns the default float type, as a string (e.g. `'float32'`)."""
+    common = _keras_common()
+    return common.floatx() if common is not None else _FLOATX
+
+
+def set_floatx(value):
+    """Sets the default float type.
+
+    # Arguments
+        value: `'float16'`, `'bfloat16'`, `'float32'` or `'float64'`.
+    """
+    global _FLOATX
+    _FLOATX = _check_floatx(value)
+    common = _keras_common()
+    if common is not None:
+        common.set_floatx(_FLOATX)
+
+
+def epsilon():
+    """Returns the fuzz factor used in numeric expressions (default 1e-7)."""
+    common = _keras_common()
+    return common.epsilon() if common is not None else _EPSILON
+
+
+def set_epsilon(value):
+    """Sets the fuzz factor used in numeric expressions."""
+    global _EPSILON
+    _EPSILON = float(value)
+    common = _keras_common()
+    if common is not None:
+        common.set_epsilon(_EPSILON)
+
+
+def image_data_format():
+    """Returns the default image data format: `'channels_last'` or `'channels_first'`."""
+    common = _keras_common()
+    return common.image_data_format() if common is not None else _IMAGE_DATA_FORMAT
+
+
+def set_image_data_format(data_format):
+    """Sets the default image data format (`'channels_last'` or `'channels_first'`)."""
+    global _IMAGE_DATA_FORMAT
+    _IMAGE_DATA_FORMAT = _check_data_format(data_format)
+    common = _keras_common()
+    if common is not None:
+        common.set_image_data_format(_IMAGE_DATA_FORMAT)
+
+
+def image_dim_ordering():
+    """Keras 1 name of the image data format: `'th'` (channels_first) or `'tf'` (channels_last)."""
+    return 'th' if image_data_format() == 'channels_first' else 'tf'
+
+
+def set_image_dim_ordering(dim_ordering):
+    """Keras 1 setter: `'th'` selects channels_first, `'tf'` channels_last."""
+    set_image_data_format(_data_format_from_dim_ordering(dim_ordering))
+
+
+def normalize_data_format(value):
+    """Returns `value` checked, or the default image data format when `value` is None.
+
+    Keras 1 `dim_ordering` values `'th'`/`'tf'` are accepted too.
+    """
+    if value is None:
+        return image_data_format()
+    value = str(value).lower()
+    if value in _DIM_ORDERINGS:
+        return _DIM_ORDERINGS[value]
+    return _check_data_format(value)
+
+
+def cast_to_floatx(x):
+    """Casts a numpy array (or anything numpy accepts) to the default float type."""
+    import numpy as np
+    return np.asarray(x, dtype=floatx())
+
+
+def _device_from_settings():
+    name = os.environ.get('TORCHK_DEVICE') or _CONFIG.get('torchk_device')
+    if name:
+        try:
+            return torch.device(name)
+        except RuntimeError as e:
+            raise ValueError('Invalid torchk device %r (from TORCHK_DEVICE or keras.json '
+                             '"torchk_device"): %s' % (name, e)) from e
+    return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+
+
+def device():
+    """Returns the `torch.device` where variables, constants and feeds live.
+
+    Chosen by `TORCHK_DEVICE`, else keras.json's `"torchk_device"`, else CUDA when available,
+    else the CPU.
+    """
+    global _DEVICE
+    if _DEVICE is None:
+        _DEVICE = _device_from_settings()
+    return _DEVICE
+
+
+def set_device(value):
+    """Sets the device for variables and computations created from now on."""
+    global _DEVICE
+    _DEVICE = torch.device(value)

@@ -1,0 +1,50 @@
+"""Dtype names: Keras speaks strings ('float32'), torch speaks `torch.dtype`."""
+import numpy as np
+import torch
+
+_BY_NAME = {
+    'float16': torch.float16, 'half': torch.float16,
+    'bfloat16': torch.bfloat16,
+    'float32': torch.float32, 'float': torch.float32,
+    'float64': torch.float64, 'double': torch.float64,
+    'int8': torch.int8, 'int16': torch.int16, 'int32': torch.int32, 'int64': torch.int64,
+    'uint8': torch.uint8,
+    'bool': torch.bool,
+    'complex64': torch.complex64, 'complex128': torch.complex128,
+}
+_NAMES = {dtype: name for name, dtype in _BY_NAME.items()
+          if name not in ('half', 'float', 'double')}
+
+
+def to_torch(dtype):
+    """Returns the `torch.dtype` for a dtype string, numpy dtype or type, or torch dtype.
+
+    # Raises
+        TypeError: if `dtype` names no dtype torchk supports.
+    """
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if isinstance(dtype, str):
+        name = dtype
+    else:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = None
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    raise TypeError('Unknown dtype %r; expected one of %s, a numpy dtype or a torch.dtype.'
+                    % (dtype, ', '.join(sorted(_NAMES.values()))))
+
+
+def name(dtype):
+    """Returns the Keras string name (e.g. `'float32'`) of any dtype form `to_torch` accepts."""
+    return _NAMES[to_torch(dtype)]
+
+
+def to_numpy(dtype):
+    """Returns the numpy dtype matching a dtype (bfloat16 maps to float32)."""
+    torch_dtype = to_torch(dtype)
+    if torch_dtype == torch.bfloat16:
+        return np.dtype('float32')
+    return np.dtype(_NAMES[torch_dtype])

@@ -1,0 +1,446 @@
+"""Running graphs: `function`, `gradients`, `eval`, the learning phase and `switch`."""
+import contextlib
+
+import numpy as np
+import torch
+
+from . import config
+from . import dtypes
+from . import graph
+from . import program
+from .variables import Variable, to_numpy
+
+_LEARNING_PHASE_NAME = 'keras_learning_phase'
+_learning_phase_placeholder = None
+_learning_phase_value = None
+
+
+def placeholder(shape=None, ndim=None, dtype=None, sparse=False, name=None):
+    """Instantiates a placeholder: a symbolic input fed when a function runs.
+
+    # Arguments
+        shape: tuple of ints and `None`s (unknown sizes), or None.
+        ndim: number of axes, used when `shape` is None (all sizes unknown).
+        dtype: dtype (default `K.floatx()`).
+        sparse: whether it is fed with sparse (`scipy.sparse`) values.
+        name: optional name, used in error messages.
+
+    # Returns
+        A `KerasTensor`.
+
+    # Example
+    >>> x = K.placeholder(shape=(None, 3))
+    >>> K.int_shape(x)
+    (None, 3)
+    """
+    if shape is None and ndim is not None:
+        shape = (None,) * int(ndim)
+    if shape is not None:
+        shape = tuple(None if d is None else int(d) for d in shape)
+    tensor = graph.placeholder_tensor(shape, dtype or config.floatx(), name)
+    tensor._is_sparse = bool(sparse)
+    return tensor
+
+
+def is_placeholder(x):
+    """True if `x` is a placeholder (a `K.placeholder` or Keras `Input`)."""
+    return isinstance(x, graph.KerasTensor) and x.node is None
+
+
+def learning_phase():
+    """Returns the learning phase: the int 0 (test) or 1 (train) if it was set with
+    `set_learning_phase`, else a scalar placeholder that defaults to 0 when not fed."""
+    global _learning_phase_placeholder
+    if _learning_phase_value is not None:
+        return _learning_phase_value
+    if _learning_phase_placeholder is None:
+        _learning_phase_placeholder = placeholder(shape=(), dtype='bool',
+                                                  name=_LEARNING_PHASE_NAME)
+    return _learning_phase_placeholder
+
+
+def set_learning_phase(value):
+    """Fixes the learning phase to 0 (test) or 1 (train).
+
+    # Raises
+        ValueError: if `value` is not 0 or 1.
+    """
+    global _learning_phase_value
+    if value not in (0, 1) or isinstance(value, float):
+        raise ValueError('Expected learning phase to be 0 or 1, got %r.' % (value,))
+    _learning_phase_value = int(value)
+
+
+@contextlib.contextmanager
+def learning_phase_scope(value):
+    """Context manager that sets the learning phase to `value` (0 or 1) inside it."""
+    global _learning_phase_value
+    previous = _learning_phase_value
+    set_learning_phase(value)
+    try:
+        yield value
+    finally:
+        _learning_phase_value = previous
+
+
+def _is_learning_phase(symbol):
+    return symbol is _learning_phase_placeholder and symbol is not None
+
+
+def clear_session():
+    """Resets the uids and the learning phase, as Keras' TF backend does."""
+    global _learning_phase_placeholder, _learning_phase_value
+    from .variables import reset_uids
+    reset_uids()
+    _learning_phase_placeholder = None
+    _learning_phase_value = None
+
+
+def _format_shape(shape):
+    return '(%s)' % ', '.join('None' if d is None else str(d) for d in shape) \
+        if len(shape) != 1 else '(%s,)' % ('None' if shape[0] is None else shape[0])
+
+
+def _describe(symbol, position):
+    name = getattr(symbol, 'name', None)
+    return "input %d ('%s')" % (position, name) if name else 'input %d' % position
+
+
+def _convert_feed(symbol, value, position, device):
+    """Checks a fed value against its placeholder and converts it to a tensor."""
+    if _is_learning_phase(symbol):
+        if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
+            return torch.tensor(bool(value))
+        raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
+    if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
+        coo = value.tocoo()
+        indices = torch.as_tensor(np.vstack([coo.row, coo.col]), dtype=torch.int64)
+        return torch.sparse_coo_tensor(indices, torch.as_tensor(coo.data), coo.shape,
+                                       dtype=symbol._torch_dtype, device=device)
+    expected_dtype = symbol._torch_dtype
+    if isinstance(value, torch.Tensor):
+        given_shape, kind = tuple(value.shape), 'f' if value.is_floating_point() else 'i'
+    else:
+        value = np.asarray(value)
+        given_shape, kind = value.shape, value.dtype.kind
+        if kind not in 'biuf':
+            raise TypeError('Cannot feed %s of dtype %s: expected numbers castable to %s.'
+                            % (_describe(symbol, position), value.dtype,
+                               dtypes.name(expected_dtype)))
+    if kind == 'f' and not (expected_dtype.is_floating_point or expected_dtype.is_complex):
+        raise TypeError('Cannot feed float values to %s of dtype %s: cast them first.'
+                        % (_describe(symbol, position), dtypes.name(expected_dtype)))
+    expected_shape = symbol._static_shape
+    if expected_shape is not None and (
+            len(given_shape) != len(expected_shape)
+            or any(e is not None and e != g for e, g in zip(expected_shape, given_shape))):
+        raise ValueError('Cannot feed a value of shape %s to %s, which has shape %s.'
+                         % (_format_shape(given_shape), _describe(symbol, position),
+                            _format_shape(expected_shape)))
+    return torch.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+def _flatten_updates(updates):
+    flat = []
+    for item in updates or []:
+        if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Variable):
+            flat.append(item)
+        elif isinstance(item, (list, tuple)):
+            flat.extend(_flatten_updates(item))
+        else:
+            raise TypeError('An update must be a (variable, new_value) pair as returned by '
+                            'K.update, got %r.' % (item,))
+    return flat
+
+
+def _check_update_shapes(updates):
+    for variable, value in updates:
+        shape = int_shape_of(value)
+        if shape is None or shape == ():
+            continue
+        target = tuple(variable.shape)
+        if len(shape) != len(target) or any(
+                s is not None and s != t for s, t in zip(shape, target)):
+            raise ValueError('Cannot update %s of shape %s with a value of shape %s.'
+                             % (variable.name, _format_shape(target), _format_shape(shape)))
+
+
+def int_shape_of(x):
+    """Static shape of a symbol, tensor, array or number: a tuple of ints and Nones."""
+    if isinstance(x, graph.KerasTensor):
+        return x._keras_shape
+    if isinstance(x, torch.Tensor):
+        return tuple(x.shape)
+    return tuple(np.shape(x))
+
+
+class Function:
+    """A compiled `K.function`: call it with the list of input values."""
+
+    def __init__(self, inputs, outputs, updates=None, name=None):
+        self.name = name
+        self.inputs = list(inputs or [])
+        self._single = not isinstance(outputs, (list, tuple))
+        self._structure = type(outputs) if not self._single else None
+        self.outputs = [outputs] if self._single else list(outputs)
+        for position, symbol in enumerate(self.inputs):
+            if not isinstance(symbol, graph.KerasTensor):
+                raise TypeError('K.function inputs must be placeholders or symbolic tensors; '
+                                'input %d is %r.' % (position, symbol))
+        self.updates = _flatten_updates(updates)
+        _check_update_shapes(self.updates)
+        metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
+        self._program, unfed = program.compile_program(
+            self.inputs, self.outputs, self.updates, metric_flags)
+        missing = [p for p in unfed if not _is_learning_phase(p)]
+        if missing:
+            raise ValueError('K.function %s needs placeholder(s) %s, which are not among its '
+                             'inputs: add them to `inputs`.'
+                             % (name or '', ', '.join(p._describe() for p in missing)))
+        self._defaults = [torch.tensor(False) for _ in unfed]
+
+    def __call__(self, inputs):
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError('A K.function is called with a list of input values, got %s.'
+                            % type(inputs).__name__)
+        if len(inputs) != len(self.inputs):
+            raise ValueError('K.function %s expects %d input value(s), got %d.'
+                             % (self.name or '', len(self.inputs), len(inputs)))
+        device = config.device()
+        feeds = [_convert_feed(s, v, i, device)
+                 for i, (s, v) in enumerate(zip(self.inputs, inputs))]
+        with torch.no_grad():
+            values = self._program(*feeds, *self._defaults)
+        results = [_to_output(v) for v in values]
+        if self._single:
+            return results[0]
+        return results if self._structure is list else self._structure(results)
+
+
+def _to_output(value):
+    if isinstance(value, torch.Tensor):
+        return to_numpy(value)
+    return value if value is None else np.asarray(value)
+
+
+def function(inputs, outputs, updates=None, **kwargs):
+    """Instantiates a Keras function: a graph compiled once into straight-line code.
+
+    # Arguments
+        inputs: list of placeholders (or intermediate tensors) fed on each call.
+        outputs: list of tensors to compute (a single tensor returns a single value).
+        updates: list of `(variable, new_value)` updates applied after the outputs.
+        name: optional name.
+
+    # Returns
+        A callable taking the list of input values and returning a list of numpy arrays.
+
+    # Raises
+        ValueError: for an unknown keyword argument, or an unfed placeholder.
+    """
+    name = kwargs.pop('name', None)
+    if kwargs:
+        raise ValueError('Invalid argument(s) %s passed to K.function with the torchk '
+                         'backend; it accepts only `name`.' % ', '.join(sorted(kwargs)))
+    return Function(inputs, outputs, updates=updates, name=name)
+
+
+def evaluate(x):
+    """Computes a symbol's value now, as a tensor (placeholders must not be needed)."""
+    if isinstance(x, Variable):
+        return x.detach()
+    run = Function([], [x])
+    with torch.no_grad():
+        return run._program(*run._defaults)[0]
+
+
+def eval(x):
+    """Evaluates a tensor or variable and returns its value as a numpy array.
+
+    # Raises
+        ValueError: if the value depends on a placeholder (its name is given).
+    """
+    if graph.is_symbol(x):
+        value = evaluate(x)
+    else:
+        value = x
+    return _to_output(value) if isinstance(value, torch.Tensor) else np.asarray(value)
+
+
+def _gradients_of(loss, *wrt, create_graph=False):
+    if loss.ndim:
+        loss = loss.sum()
+    differentiable = [i for i, w in enumerate(wrt) if w.requires_grad]
+    grads = [None] * len(wrt)
+    if loss.requires_grad and differentiable:
+        found = torch.autograd.grad(loss, [wrt[i] for i in differentiable], allow_unused=True,
+                                    create_graph=create_graph)
+        for i, g in zip(differentiable, found):
+            grads[i] = g
+    return tuple(torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt))
+
+
+def gradients(loss, variables):
+    """Returns the gradients of `loss` with respect to `variables`.
+
+    # Arguments
+        loss: scalar tensor to minimize (a non-scalar one is summed, as in TF).
+        variables: a variable, placeholder or intermediate tensor, or a list of them.
+
+    # Returns
+        A list of gradient tensors, with `None` for a variable `loss` does not depend on.
+    """
+    wrt = list(variables) if isinstance(variables, (list, tuple)) else [variables]
+    reachable = _reachable_from(loss)
+    connected = [w for w in wrt if id(w) in reachable]
+    if not connected:
+        return [None] * len(wrt)
+    node = graph.Node(_gradients_of, (loss,) + tuple(connected), {}, (loss,) + tuple(connected),
+                      kind=program.GRADIENTS)
+    by_id = {}
+    for i, w in enumerate(connected):
+        by_id[id(w)] = graph.KerasTensor(node, (i,), int_shape_of(w), _torch_dtype_of(w))
+    return [by_id.get(id(w)) for w in wrt]
+
+
+def _torch_dtype_of(x):
+    return x._torch_dtype if isinstance(x, graph.KerasTensor) else x.dtype
+
+
+def _reachable_from(target):
+    if not graph.is_symbol(target):
+        return set()
+    nodes, leaves = program.ancestors([target], stop=set())
+    reachable = {id(target)} | {id(leaf) for leaf in leaves}
+    reachable.update(id(item) for node in nodes for item in node.inputs)
+    return reachable
+
+
+def stop_gradient(variables):
+    """Returns `variables` (a tensor or a list) with gradients blocked."""
+    if isinstance(variables, (list, tuple)):
+        return [_detach(v) for v in variables]
+    return _detach(variables)
+
+
+@graph.op
+def _detach(x):
+    return x.detach()
+
+
+@graph.op
+def _select(condition, then_value, else_value):
+    condition = torch.as_tensor(condition)
+    then_value = torch.as_tensor(then_value)
+    else_value = torch.as_tensor(else_value)
+    if condition.ndim == 0 and condition.device.type != 'meta':
+        return then_value if bool(condition) else else_value
+    if condition.ndim == 0:
+        return torch.where(condition.bool(), then_value, else_value)
+    rank = max(then_value.ndim, else_value.ndim)
+    if condition.ndim > rank:
+        raise ValueError('switch: the condition has rank %d, more than the expressions (%d).'
+                         % (condition.ndim, rank))
+    condition = condition.reshape(tuple(condition.shape) + (1,) * (rank - condition.ndim))
+    return torch.where(condition.bool(), then_value, else_value)
+
+
+def switch(condition, then_expression, else_expression):
+    """Selects between two expressions by a condition.
+
+    A scalar condition picks a whole branch; a condition of rank >= 1 selects element-wise
+    (its shape is expanded on the right to the expressions' rank).
+
+    # Arguments
+        condition: tensor (int or bool), or a Python bool/int.
+        then_expression, else_expression: tensors, or callables returning tensors.
+
+    # Returns
+        The selected tensor.
+    """
+    if isinstance(condition, (bool, int)) and not graph.is_symbol(condition):
+        chosen = then_expression if condition else else_expression
+        return chosen() if callable(chosen) else chosen
+    if callable(then_expression):
+        then_expression = then_expression()
+    if callable(else_expression):
+        else_expression = else_expression()
+    return _select(condition, then_expression, else_expression)
+
+
+def in_train_phase(x, alt, training=None):
+    """Selects `x` in the training phase and `alt` otherwise.
+
+    # Arguments
+        x, alt: tensors or callables returning tensors.
+        training: None (use `K.learning_phase()`), a Python bool/int, or a tensor.
+
+    # Returns
+        `x`, `alt`, or a new symbolic selection between them.
+    """
+    uses_learning_phase = training is None
+    if training is None:
+        training = learning_phase()
+    # Keras compares by identity: only Python ints and bools are static phases.
+    if type(training) in (int, bool) and training in (0, 1):
+        chosen = x if training else alt
+        return chosen() if callable(chosen) else chosen
+    result = switch(training, x, alt)
+    if uses_learning_phase:
+        result._uses_learning_phase = True
+    return result
+
+
+def in_test_phase(x, alt, training=None):
+    """Selects `x` in the test phase and `alt` otherwise (see `in_train_phase`)."""
+    return in_train_phase(alt, x, training=training)
+
+
+def print_tensor(x, message=''):
+    """Returns `x`; each time it is computed, prints `message` and its value."""
+    return _print_tensor(x, message)
+
+
+@graph.op
+def _print_tensor(x, message):
+    if not graph.inferring():
+        print(message, x)
+    return x
+
+
+@contextlib.contextmanager
+def control_dependencies(control_inputs):
+    """Context manager accepted for compatibility: `K.function` already orders updates
+    before the `_is_metric` outputs that depend on them."""
+    yield
+
+
+class Session:
+    """TF1-style session object for code that calls `K.get_session().run(...)`."""
+
+    def run(self, fetches, feed_dict=None):
+        """Evaluates `fetches` (a tensor or a list) with the placeholders in `feed_dict`."""
+        feed_dict = feed_dict or {}
+        single = not isinstance(fetches, (list, tuple))
+        run = Function(list(feed_dict), [fetches] if single else list(fetches))
+        values = run(list(feed_dict.values()))
+        return values[0] if single else values
+
+
+_session = Session()
+
+
+def get_session():
+    """Returns the compatibility `Session`."""
+    return _session
+
+
+def set_session(session):
+    """Sets the session returned by `get_session`."""
+    global _session
+    _session = session
+
+
+def manual_variable_initialization(value):
+    """Accepted for compatibility: torchk variables are initialized when created."""
+    return None

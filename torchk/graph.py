@@ -1,0 +1,479 @@
+"""Symbolic tensors and the one mechanism that makes an op eager or lazy.
+
+An op is a plain function over torch tensors, decorated with `@op`. Called on plain values
+(torch tensors, numpy arrays, Python numbers) it runs at once. Called with a Keras leaf
+anywhere in its arguments (a placeholder, a variable, or a `KerasTensor` built from them),
+it records a `Node` and returns `KerasTensor`s instead; `program.py` later turns the recorded
+nodes into straight-line code.
+
+Static shapes come from running the same function on example values: `device='meta'`
+tensors, each unknown dimension filled with 83 in one run and 89 in another. Dimensions that
+differ between the runs are unknown (`None`). Shape tensors (`K.shape(x)`) stay real small
+CPU integer tensors in those runs, so shape arithmetic flows through them. An op that meta
+tensors cannot run (it reads tensor values) is run on real CPU tensors of the same sizes.
+"""
+import contextlib
+import functools
+import operator
+
+import numpy as np
+import torch
+
+from . import config
+from . import dtypes
+
+_FILL_SIZES = (83, 89)
+_inference_device = None
+
+
+def target_device():
+    """Device for tensors an op creates from nothing (`arange`, random ops, constants).
+
+    `meta` (or the CPU) while static shapes are being inferred, else the configured device.
+    """
+    return _inference_device if _inference_device is not None else config.device()
+
+
+def inferring():
+    """True while static shapes are being inferred (ops run on example values)."""
+    return _inference_device is not None
+
+
+@contextlib.contextmanager
+def _inferring_on(device):
+    global _inference_device
+    previous, _inference_device = _inference_device, torch.device(device)
+    try:
+        yield
+    finally:
+        _inference_device = previous
+
+
+class SymbolicOperators:
+    """Python operators of Keras symbols: each one records a lazy op.
+
+    Shared by `KerasTensor` and `Variable`. Augmented assignment (`x *= y`) returns a new
+    symbol and never modifies anything in place, as Keras relies on. `==` and hashing are by
+    identity, as for TF1 tensors; use `K.equal` for element-wise equality.
+    """
+    __array_ufunc__ = None
+
+    def __add__(self, other):
+        return record(operator.add, (self, other))
+
+    def __radd__(self, other):
+        return record(operator.add, (other, self))
+
+    def __sub__(self, other):
+        return record(operator.sub, (self, other))
+
+    def __rsub__(self, other):
+        return record(operator.sub, (other, self))
+
+    def __mul__(self, other):
+        return record(operator.mul, (self, other))
+
+    def __rmul__(self, other):
+        return record(operator.mul, (other, self))
+
+    def __truediv__(self, other):
+        return record(operator.truediv, (self, other))
+
+    def __rtruediv__(self, other):
+        return record(operator.truediv, (other, self))
+
+    def __floordiv__(self, other):
+        return record(operator.floordiv, (self, other))
+
+    def __rfloordiv__(self, other):
+        return record(operator.floordiv, (other, self))
+
+    def __mod__(self, other):
+        return record(operator.mod, (self, other))
+
+    def __rmod__(self, other):
+        return record(operator.mod, (other, self))
+
+    def __pow__(self, other):
+        return record(operator.pow, (self, other))
+
+    def __rpow__(self, other):
+        return record(operator.pow, (other, self))
+
+    def __matmul__(self, other):
+        return record(operator.matmul, (self, other))
+
+    def __rmatmul__(self, other):
+        return record(operator.matmul, (other, self))
+
+    def __and__(self, other):
+        return record(operator.and_, (self, other))
+
+    def __rand__(self, other):
+        return record(operator.and_, (other, self))
+
+    def __or__(self, other):
+        return record(operator.or_, (self, other))
+
+    def __ror__(self, other):
+        return record(operator.or_, (other, self))
+
+    def __xor__(self, other):
+        return record(operator.xor, (self, other))
+
+    def __rxor__(self, other):
+        return record(operator.xor, (other, self))
+
+    def __neg__(self):
+        return record(operator.neg, (self,))
+
+    def __pos__(self):
+        return record(operator.pos, (self,))
+
+    def __abs__(self):
+        return record(operator.abs, (self,))
+
+    def __invert__(self):
+        return record(operator.invert, (self,))
+
+    def __lt__(self, other):
+        return record(operator.lt, (self, other))
+
+    def __le__(self, other):
+        return record(operator.le, (self, other))
+
+    def __gt__(self, other):
+        return record(operator.gt, (self, other))
+
+    def __ge__(self, other):
+        return record(operator.ge, (self, other))
+
+    def __eq__(self, other):
+        return self is other
+
+    def __ne__(self, other):
+        return self is not other
+
+    def __hash__(self):
+        return id(self)
+
+    def __getitem__(self, key):
+        return record(operator.getitem, (self, key))
+
+    __iadd__ = __add__
+    __isub__ = __sub__
+    __imul__ = __mul__
+    __itruediv__ = __truediv__
+    __ifloordiv__ = __floordiv__
+    __imod__ = __mod__
+    __ipow__ = __pow__
+    __imatmul__ = __matmul__
+    __iand__ = __and__
+    __ior__ = __or__
+    __ixor__ = __xor__
+
+
+class Node:
+    """One recorded call: `fn(*args, **kwargs)`, where args may hold Keras symbols."""
+    __slots__ = ('fn', 'args', 'kwargs', 'inputs', 'kind', '__weakref__')
+
+    def __init__(self, fn, args, kwargs, inputs, kind='op'):
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.inputs = inputs
+        self.kind = kind
+
+    @property
+    def name(self):
+        return getattr(self.fn, '__name__', type(self.fn).__name__)
+
+
+class KerasTensor(SymbolicOperators):
+    """A symbolic tensor: a placeholder, or the result of an op on Keras symbols.
+
+    It has a static `shape` (a tuple of ints and `None`s), a `dtype` string, and accepts any
+    new attribute (Keras sets `_keras_history`, `_uses_learning_phase`, ...).
+    """
+    _uses_learning_phase = False
+
+    def __init__(self, node, path, shape, dtype, examples=None, name=None):
+        self.node = node
+        self.path = path
+        self._static_shape = shape
+        self._torch_dtype = dtype
+        self._examples = examples
+        self.name = name
+
+    @property
+    def shape(self):
+        return self._static_shape
+
+    @property
+    def ndim(self):
+        return None if self._static_shape is None else len(self._static_shape)
+
+    @property
+    def dtype(self):
+        return dtypes.name(self._torch_dtype)
+
+    @property
+    def _keras_shape(self):
+        return self._static_shape
+
+    @_keras_shape.setter
+    def _keras_shape(self, shape):
+        # Keras stores the shape its layers compute. The inferred shape is the truth: Keras
+        # only fills in dimensions inference left unknown (a `Lambda` without `output_shape`
+        # makes Keras guess "same as input", which must not win).
+        if shape is None:
+            return
+        shape = tuple(shape)
+        current = self._static_shape
+        if current is None:
+            self._static_shape = shape
+        elif len(current) == len(shape):
+            self._static_shape = tuple(c if c is not None else s for c, s in zip(current, shape))
+
+    @property
+    def is_placeholder(self):
+        return self.node is None
+
+    def __bool__(self):
+        raise TypeError('The truth value of the symbolic tensor %s is not known until it is '
+                        'evaluated; use K.switch for a conditional, or K.eval to get a value.'
+                        % self._describe())
+
+    def __len__(self):
+        if not self._static_shape or self._static_shape[0] is None:
+            raise TypeError('len() of the symbolic tensor %s is unknown: its first dimension is '
+                            'not static; use K.shape(x)[0].' % self._describe())
+        return self._static_shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError('The symbolic tensor %s has no value yet; use K.eval(x) or K.function.'
+                        % self._describe())
+
+    def __repr__(self):
+        return '<KerasTensor %s>' % self._describe()
+
+    def _describe(self):
+        origin = self.name or ('placeholder' if self.node is None else self.node.name)
+        return "'%s' shape=%s dtype=%s" % (origin, self._static_shape, self.dtype)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return record(func, args, kwargs or {})
+
+
+def is_symbol(x):
+    """True for Keras symbols: placeholders, variables and op results on them."""
+    return isinstance(x, SymbolicOperators)
+
+
+def _contains_symbol(value):
+    if isinstance(value, SymbolicOperators):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_contains_symbol(v) for v in value)
+    if isinstance(value, dict):
+        return any(_contains_symbol(v) for v in value.values())
+    if isinstance(value, slice):
+        return _contains_symbol((value.start, value.stop, value.step))
+    return False
+
+
+def _map_structure(fn, value):
+    """Applies `fn` to every leaf of nested lists, tuples, dicts and slices."""
+    if isinstance(value, list):
+        return [_map_structure(fn, v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_map_structure(fn, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_structure(fn, v) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(*_map_structure(fn, (value.start, value.stop, value.step)))
+    return fn(value)
+
+
+def _symbols_in(value):
+    found = {}
+
+    def visit(leaf):
+        if isinstance(leaf, SymbolicOperators):
+            found.setdefault(id(leaf), leaf)
+        return leaf
+    _map_structure(visit, value)
+    return tuple(found.values())
+
+
+def op(fn):
+    """Makes `fn`, a plain function over torch tensors, a Keras backend op.
+
+    With a Keras symbol anywhere in its arguments the op records a node and returns
+    `KerasTensor`s (in the structure `fn` returns); otherwise it runs at once.
+    """
+    @functools.wraps(fn)
+    def dispatch(*args, **kwargs):
+        if _contains_symbol(args) or (kwargs and _contains_symbol(kwargs)):
+            return record(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return dispatch
+
+
+def random_op(fn):
+    """Makes `fn` an op that always records: a graph draws a new sample on every run."""
+    @functools.wraps(fn)
+    def always_record(*args, **kwargs):
+        return record(fn, args, kwargs)
+    return always_record
+
+
+def _freeze_constant(value):
+    """Converts numpy values in op arguments to torch constants once, at record time."""
+    if isinstance(value, np.ndarray):
+        return torch.as_tensor(value, device=config.device())
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def record(fn, args, kwargs=None, kind='op'):
+    """Records `fn(*args, **kwargs)` as a node and returns its symbolic results."""
+    args = _map_structure(_freeze_constant, tuple(args))
+    kwargs = _map_structure(_freeze_constant, dict(kwargs or {}))
+    node = Node(fn, args, kwargs, _symbols_in((args, kwargs)), kind)
+    examples = _infer_examples(node)
+    return _symbolic_results(node, examples, ())
+
+
+def _symbolic_results(node, examples, path):
+    first, second = examples
+    if isinstance(first, torch.Tensor):
+        if first.ndim == second.ndim:
+            shape = tuple(a if a == b else None for a, b in zip(first.shape, second.shape))
+        else:
+            shape = None
+        return KerasTensor(node, path, shape, first.dtype, examples)
+    if isinstance(first, (list, tuple)):
+        items = [_symbolic_results(node, (a, b), path + (i,))
+                 for i, (a, b) in enumerate(zip(first, second))]
+        return items if isinstance(first, list) else tuple(items)
+    return first
+
+
+def _is_shape_like(value):
+    """Small integer CPU tensors (shapes, sizes) stay real during meta inference."""
+    return (value.device.type == 'cpu' and value.ndim <= 1 and value.numel() <= 16
+            and not value.is_floating_point() and not value.is_complex())
+
+
+def _example(value, run, meta, hints):
+    """The value standing for `value` in inference run `run` (0 or 1)."""
+    if isinstance(value, KerasTensor):
+        if id(value) in hints:
+            return _new_example(hints[id(value)], value._torch_dtype, run, meta, value)
+        if value._examples is None:
+            return _new_example(value._static_shape, value._torch_dtype, run, meta, value)
+        value = value._examples[run]
+    elif isinstance(value, SymbolicOperators):
+        value = value.detach()
+    if not isinstance(value, torch.Tensor):
+        return value
+    if meta:
+        if value.device.type == 'meta' or _is_shape_like(value):
+            return value
+        return torch.empty(value.shape, dtype=value.dtype, device='meta')
+    if value.device.type == 'meta':
+        return _new_example(tuple(value.shape), value.dtype, run, meta)
+    return value.cpu()
+
+
+def _new_example(shape, dtype, run, meta, symbol=None):
+    if shape is None:
+        raise ValueError('Cannot infer the shape of an op on %s: its rank is unknown. Give the '
+                         'placeholder a shape or ndim.' % symbol._describe())
+    size = tuple(_FILL_SIZES[run] if d is None else d for d in shape)
+    if meta:
+        return torch.empty(size, dtype=dtype, device='meta')
+    if dtype.is_floating_point:
+        generator = torch.Generator().manual_seed(run)
+        return torch.rand(size, generator=generator).to(dtype)
+    return torch.zeros(size, dtype=dtype)
+
+
+def _unified_shapes(node):
+    """Unknown dimensions filled from other inputs of the same rank, as TF merges shapes.
+
+    A Keras target placeholder has shape `(None, None)` while the output it is compared
+    with has `(None, 10)`: one fill size for every unknown dimension cannot match both.
+    """
+    shapes = [(s, _static_shape_of(s)) for s in node.inputs]
+    hints = {}
+    for symbol, shape in shapes:
+        if not isinstance(symbol, KerasTensor) or shape is None or None not in shape:
+            continue
+        merged = list(shape)
+        for other, other_shape in shapes:
+            if other is symbol or other_shape is None or len(other_shape) != len(shape):
+                continue
+            merged = [m if m is not None else o for m, o in zip(merged, other_shape)]
+        if merged != list(shape):
+            hints[id(symbol)] = tuple(merged)
+    return hints
+
+
+def _static_shape_of(symbol):
+    if isinstance(symbol, KerasTensor):
+        return symbol._static_shape
+    return tuple(symbol.shape)
+
+
+def _run_examples(node, meta, hints):
+    results = []
+    with _inferring_on('meta' if meta else 'cpu'):
+        for run in (0, 1):
+            convert = functools.partial(_example, run=run, meta=meta, hints=hints)
+            args = _map_structure(convert, node.args)
+            kwargs = _map_structure(convert, node.kwargs)
+            results.append(node.fn(*args, **kwargs))
+    return results
+
+
+def _infer_examples(node):
+    """Runs the node on example values, trying in turn: meta tensors; meta tensors with
+    unknown dimensions unified across inputs; the same two on real CPU tensors.
+
+    Meta tensors have no values: ops that read values (`.item()`, data-dependent sizes) or
+    mix devices fail on them but work on real tensors of the same sizes. When every attempt
+    fails the op itself is wrong for these inputs, and the error of the plain real run is
+    raised, with a note naming the shapes.
+    """
+    hints = _unified_shapes(node)
+    attempts = [(True, {}), (True, hints), (False, {}), (False, hints)]
+    first_real_error = None
+    for meta, attempt_hints in attempts:
+        if attempt_hints is hints and not hints:
+            continue
+        try:
+            return _run_examples(node, meta, attempt_hints)
+        except (RuntimeError, NotImplementedError, ValueError, TypeError, IndexError) as e:
+            if not meta and first_real_error is None:
+                first_real_error = e
+    if hasattr(first_real_error, 'add_note'):
+        first_real_error.add_note(
+            "torchk: raised while inferring the static shape of '%s' on inputs of shapes %s "
+            "(unknown dimensions are tried with sizes %d and %d)." % (
+                node.name, [_static_shape_of(s) for s in node.inputs], *_FILL_SIZES))
+    raise first_real_error
+
+
+def placeholder_tensor(shape, dtype, name):
+    """A new placeholder symbol of static `shape` (None for unknown rank)."""
+    tensor = KerasTensor(None, (), None if shape is None else tuple(shape),
+                         dtypes.to_torch(dtype), None, name)
+    return tensor

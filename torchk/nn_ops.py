@@ -1,0 +1,523 @@
+"""Activations, losses and normalization: the Keras 2 `nn` ops over torch tensors.
+
+Each op takes torch tensors, numpy arrays or Python numbers and returns torch tensors; `@op`
+makes it record lazily when an argument is a Keras placeholder or variable. Semantics follow
+Keras 2.3.1 on TensorFlow (`keras/backend/tensorflow_backend.py`); where TF and the Theano or
+numpy backends differ, the docstring says which one is followed.
+"""
+import numbers
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from . import config, dtypes
+from .graph import op, target_device
+
+__all__ = [
+    'relu', 'elu', 'softmax', 'softplus', 'softsign', 'sigmoid', 'hard_sigmoid', 'tanh',
+    'categorical_crossentropy', 'sparse_categorical_crossentropy', 'binary_crossentropy',
+    'l2_normalize', 'in_top_k', 'batch_normalization', 'normalize_batch_in_training',
+]
+
+# tf.nn.l2_normalize's own default epsilon, which Keras' TF backend keeps (it passes none).
+_L2_EPSILON = 1e-12
+
+
+def _tensor(x, name, like=None):
+    """Returns `x` as a torch tensor.
+
+    Tensors pass through. numpy arrays and numpy scalars keep their dtype; Python numbers and
+    lists become tensors of numpy's dtype for them, except that floats take floatx. New
+    tensors go on `like`'s device, else on the target device.
+
+    # Raises
+        TypeError: if `x` holds no numbers.
+    """
+    if isinstance(x, torch.Tensor):
+        return x
+    from_numpy = isinstance(x, (np.ndarray, np.generic))
+    array = x if from_numpy else np.asarray(x)
+    if array.dtype.kind not in 'biuf':
+        raise TypeError('`%s` must be a tensor, a numpy array or a number, got %r.' % (name, x))
+    dtype = None
+    if not from_numpy and array.dtype == np.float64:
+        dtype = dtypes.to_torch(config.floatx())
+    device = like.device if like is not None else target_device()
+    return torch.as_tensor(array, dtype=dtype, device=device)
+
+
+def _scalar(value, name):
+    """Returns a hyperparameter given as a Python number or a 0-d numpy array as a float."""
+    if isinstance(value, numbers.Real) or (isinstance(value, (np.ndarray, np.generic))
+                                           and value.ndim == 0 and value.dtype.kind in 'biuf'):
+        return float(value)
+    raise TypeError('`%s` must be a Python number or a 0-d numpy array, got %r.' % (name, value))
+
+
+def _axis(axis, rank, name='axis'):
+    """Returns `axis` checked against `rank` and made non-negative."""
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError('`%s` must be an int, got %r.' % (name, axis))
+    if not -rank <= axis < rank:
+        raise ValueError('Invalid `%s` %d for a tensor of rank %d: expected an int in [%d, %d).'
+                         % (name, axis, rank, -rank, rank))
+    return int(axis) % rank
+
+
+def _axes(axes, rank, name):
+    """Returns an int or an iterable of ints as a tuple of distinct non-negative axes."""
+    if isinstance(axes, numbers.Integral):
+        result = (_axis(axes, rank, name),)
+    else:
+        try:
+            result = tuple(_axis(a, rank, name) for a in axes)
+        except TypeError as e:
+            raise TypeError('`%s` must be an int or an iterable of ints, got %r.'
+                            % (name, axes)) from e
+    if len(set(result)) != len(result):
+        raise ValueError('`%s` %r names an axis twice.' % (name, axes))
+    return result
+
+
+def _same_shape(target, output):
+    """Raises ValueError unless `target` and `output` have one shape, as TF requires."""
+    if target.shape != output.shape:
+        raise ValueError('`target` and `output` must have the same shape, got %s and %s.'
+                         % (tuple(target.shape), tuple(output.shape)))
+
+
+@op
+def relu(x, alpha=0., max_value=None, threshold=0.):
+    """Rectified linear unit.
+
+    With default values, it returns element-wise `max(x, 0)`. Otherwise, as in TF,
+    `f(x) = p - alpha * max(threshold - x, 0)` where `p` is `x` for `x > threshold`, else 0,
+    then clipped to `[0, max_value]` when `max_value` is given. That is `max_value` for
+    `x >= max_value`, `x` for `threshold < x < max_value` and `alpha * (x - threshold)` for
+    `x <= threshold`; without `max_value`, a negative `threshold` lets `threshold < x < 0`
+    through unchanged (the numpy backend clips it to 0).
+
+    # Arguments
+        x: A tensor or variable.
+        alpha: A scalar (number or 0-d array), slope of the negative section (default `0.`).
+        max_value: A scalar or None. Saturation threshold.
+        threshold: A scalar. Threshold value for the thresholded activation.
+
+    # Returns
+        A tensor of the shape and dtype of `x`.
+
+    # Raises
+        TypeError: if `alpha`, `max_value` or `threshold` is not a scalar.
+    """
+    x = _tensor(x, 'x')
+    alpha = _scalar(alpha, 'alpha')
+    threshold = _scalar(threshold, 'threshold')
+    if max_value is not None:
+        max_value = _scalar(max_value, 'max_value')
+    if threshold == 0. and max_value is None:
+        return torch.relu(x) if alpha == 0. else F.leaky_relu(x, alpha)
+    positive = torch.relu(x) if threshold == 0. else torch.where(x > threshold, x, 0.)
+    if max_value is not None:
+        positive = torch.clamp(positive, 0., max_value)
+    if alpha == 0.:
+        return positive
+    return positive - alpha * torch.relu(threshold - x)
+
+
+@op
+def elu(x, alpha=1.):
+    """Exponential linear unit: `x` for `x > 0`, else `alpha * (exp(x) - 1)`.
+
+    # Arguments
+        x: A tensor or variable to compute the activation function for.
+        alpha: A scalar (number or 0-d array), slope of the negative section.
+
+    # Returns
+        A tensor of the shape and dtype of `x`.
+
+    # Raises
+        TypeError: if `alpha` is not a scalar.
+    """
+    return F.elu(_tensor(x, 'x'), _scalar(alpha, 'alpha'))
+
+
+@op
+def softmax(x, axis=-1):
+    """Softmax of a tensor.
+
+    # Arguments
+        x: A tensor or variable.
+        axis: The dimension softmax would be performed on.
+            The default is -1 which indicates the last dimension.
+
+    # Returns
+        A tensor of the shape and dtype of `x`.
+
+    # Raises
+        TypeError, ValueError: if `axis` is not an axis of `x`.
+    """
+    x = _tensor(x, 'x')
+    return torch.softmax(x, _axis(axis, x.ndim))
+
+
+@op
+def softplus(x):
+    """Softplus of a tensor: `log(1 + exp(x))`.
+
+    # Arguments
+        x: A tensor or variable.
+
+    # Returns
+        A tensor.
+    """
+    return F.softplus(_tensor(x, 'x'))
+
+
+@op
+def softsign(x):
+    """Softsign of a tensor: `x / (1 + |x|)`.
+
+    # Arguments
+        x: A tensor or variable.
+
+    # Returns
+        A tensor.
+    """
+    return F.softsign(_tensor(x, 'x'))
+
+
+@op
+def sigmoid(x):
+    """Element-wise sigmoid.
+
+    # Arguments
+        x: A tensor or variable.
+
+    # Returns
+        A tensor.
+    """
+    return torch.sigmoid(_tensor(x, 'x'))
+
+
+@op
+def hard_sigmoid(x):
+    """Segment-wise linear approximation of sigmoid.
+
+    Faster than sigmoid. Returns `0.` if `x < -2.5`, `1.` if `x > 2.5`, and `0.2 * x + 0.5`
+    in between (torch's `hardsigmoid` has slope 1/6 instead).
+
+    # Arguments
+        x: A tensor or variable.
+
+    # Returns
+        A tensor.
+    """
+    return torch.clamp(_tensor(x, 'x') * 0.2 + 0.5, 0., 1.)
+
+
+@op
+def tanh(x):
+    """Element-wise tanh.
+
+    # Arguments
+        x: A tensor or variable.
+
+    # Returns
+        A tensor.
+    """
+    return torch.tanh(_tensor(x, 'x'))
+
+
+@op
+def categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Categorical crossentropy between an output tensor and a target tensor.
+
+    Probabilities are first scaled to sum to 1 over `axis`, then clipped to
+    `[epsilon, 1 - epsilon]` (as the Theano and numpy backends and TF on a non-softmax output
+    do). Logits go through an exact log-softmax, unclipped, as in TF.
+
+    # Arguments
+        target: A tensor of the same shape as `output`.
+        output: A tensor resulting from a softmax
+            (unless `from_logits` is True, in which
+            case `output` is expected to be the logits).
+        from_logits: Boolean, whether `output` is the
+            result of a softmax, or is a tensor of logits.
+        axis: Int specifying the channels axis. `axis=-1`
+            corresponds to data format `channels_last`,
+            and `axis=1` corresponds to data format
+            `channels_first`.
+
+    # Returns
+        The loss, of the shape of `output` without `axis`, in `output`'s dtype.
+
+    # Raises
+        ValueError: if `axis` is not an axis of `output`, or if `target` and `output`
+            have different shapes.
+    """
+    output = _tensor(output, 'output')
+    target = _tensor(target, 'target', like=output).to(output.dtype)
+    _same_shape(target, output)
+    axis = _axis(axis, output.ndim)
+    if from_logits:
+        return -torch.sum(target * torch.log_softmax(output, axis), axis)
+    output = output / torch.sum(output, axis, keepdim=True)
+    epsilon = config.epsilon()
+    output = torch.clamp(output, epsilon, 1. - epsilon)
+    return -torch.sum(target * torch.log(output), axis)
+
+
+@op
+def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
+    """Categorical crossentropy with integer targets.
+
+    As in TF, probabilities are clipped to `[epsilon, 1 - epsilon]` and their log is taken as
+    logits (which renormalizes them over `axis`). The targets are flattened and cast to
+    int64, so `(batch, 1)` float targets work.
+
+    # Arguments
+        target: An integer (or integer-valued float) tensor holding one class index per
+            prediction: shape `output.shape` without `axis`, or any shape with that many
+            elements, such as `(batch, 1)`.
+        output: A tensor resulting from a softmax
+            (unless `from_logits` is True, in which
+            case `output` is expected to be the logits).
+        from_logits: Boolean, whether `output` is the
+            result of a softmax, or is a tensor of logits.
+        axis: Int specifying the channels axis. `axis=-1`
+            corresponds to data format `channels_last`,
+            and `axis=1` corresponds to data format
+            `channels_first`.
+
+    # Returns
+        The loss, of the shape of `output` without `axis`, in `output`'s dtype.
+
+    # Raises
+        ValueError: if `axis` is not an axis of `output`, or if `target` does not hold one
+            class index per prediction.
+    """
+    output = _tensor(output, 'output')
+    target = _tensor(target, 'target', like=output)
+    axis = _axis(axis, output.ndim)
+    if not from_logits:
+        epsilon = config.epsilon()
+        output = torch.log(torch.clamp(output, epsilon, 1. - epsilon))
+    logits = torch.movedim(output, axis, -1)
+    batch_shape = logits.shape[:-1]
+    if target.numel() != batch_shape.numel():
+        raise ValueError('`target` of shape %s must hold one class index per prediction: '
+                         '%d values for `output` of shape %s with classes on axis %d.'
+                         % (tuple(target.shape), batch_shape.numel(), tuple(output.shape), axis))
+    labels = target.reshape(-1).to(torch.int64)
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels, reduction='none')
+    return loss.reshape(batch_shape)
+
+
+@op
+def binary_crossentropy(target, output, from_logits=False):
+    """Binary crossentropy between an output tensor and a target tensor.
+
+    Probabilities are clipped to `[epsilon, 1 - epsilon]`, then
+    `-(target * log(output) + (1 - target) * log(1 - output))`, which is TF's
+    `sigmoid_cross_entropy_with_logits` of `log(output / (1 - output))` computed directly.
+    Logits use the stable `max(z, 0) - z * target + log(1 + exp(-|z|))`, unclipped.
+
+    # Arguments
+        target: A tensor with the same shape as `output`.
+        output: A tensor.
+        from_logits: Whether `output` is expected to be a logits tensor.
+            By default, we consider that `output`
+            encodes a probability distribution.
+
+    # Returns
+        A tensor of the shape and dtype of `output`.
+
+    # Raises
+        ValueError: if `target` and `output` have different shapes.
+    """
+    output = _tensor(output, 'output')
+    target = _tensor(target, 'target', like=output).to(output.dtype)
+    _same_shape(target, output)
+    if from_logits:
+        return F.binary_cross_entropy_with_logits(output, target, reduction='none')
+    epsilon = config.epsilon()
+    output = torch.clamp(output, epsilon, 1. - epsilon)
+    return -(target * torch.log(output) + (1. - target) * torch.log1p(-output))
+
+
+@op
+def l2_normalize(x, axis=None):
+    """Normalizes a tensor wrt the L2 norm alongside the specified axis.
+
+    Returns `x / sqrt(max(sum(x ** 2, axis), 1e-12))`: like TF, whose `l2_normalize` uses its
+    own epsilon of 1e-12 rather than `K.epsilon()` (which Theano uses).
+
+    # Arguments
+        x: Tensor or variable.
+        axis: axis along which to perform normalization: an int, a list or tuple of ints,
+            or None for all axes.
+
+    # Returns
+        A tensor of the shape and dtype of `x`.
+
+    # Raises
+        TypeError, ValueError: if `axis` names no axis of `x`, or one twice.
+    """
+    x = _tensor(x, 'x')
+    dims = tuple(range(x.ndim)) if axis is None else _axes(axis, x.ndim, 'axis')
+    square_sum = torch.sum(x * x, dim=dims, keepdim=True)
+    return x * torch.rsqrt(torch.clamp_min(square_sum, _L2_EPSILON))
+
+
+@op
+def in_top_k(predictions, targets, k):
+    """Returns whether the `targets` are in the top `k` `predictions`.
+
+    As in TF, ties count in the target's favour: `output[i]` is True when fewer than `k`
+    classes have a prediction strictly greater than `predictions[i, targets[i]]`. A target
+    out of range, or a row holding a non-finite prediction, gives False.
+
+    # Arguments
+        predictions: A tensor of shape `(batch_size, classes)` and type `float32`.
+        targets: A 1D tensor of length `batch_size` and type `int32` or `int64`.
+        k: An `int`, number of top elements to consider.
+
+    # Returns
+        A 1D tensor of length `batch_size` and type `bool`.
+        `output[i]` is `True` if `predictions[i, targets[i]]` is within top-`k`
+        values of `predictions[i]`.
+
+    # Raises
+        TypeError: if `k` is not an int.
+        ValueError: if `k < 1`, or if the shapes are not `(batch_size, classes)` and
+            `(batch_size,)`.
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError('`k` must be an int, got %r.' % (k,))
+    if k < 1:
+        raise ValueError('`k` must be positive, got %d.' % k)
+    predictions = _tensor(predictions, 'predictions')
+    targets = _tensor(targets, 'targets', like=predictions)
+    if predictions.ndim != 2:
+        raise ValueError('`predictions` must have shape (batch_size, classes), got %s.'
+                         % (tuple(predictions.shape),))
+    if targets.shape != predictions.shape[:1]:
+        raise ValueError('`targets` must have shape (%d,) to match `predictions` of shape %s, '
+                         'got %s.' % (predictions.shape[0], tuple(predictions.shape),
+                                      tuple(targets.shape)))
+    classes = predictions.shape[1]
+    targets = targets.to(torch.int64)
+    in_range = (targets >= 0) & (targets < classes)
+    target_predictions = torch.gather(predictions, 1, targets.clamp(0, classes - 1)[:, None])
+    greater = torch.sum(predictions > target_predictions, dim=1)
+    return in_range & torch.isfinite(predictions).all(dim=1) & (greater < k)
+
+
+def _parameter(value, name, x, axis):
+    """Returns a batch-norm statistic or parameter as a tensor that broadcasts against `x`.
+
+    A 1-D value is laid along `axis` (as TF's fused kernel does for 4-D inputs); any other
+    value broadcasts as it is.
+    """
+    value = _tensor(value, name, like=x)
+    if value.ndim == 1 and x.ndim > 1:
+        shape = [1] * x.ndim
+        shape[axis] = value.shape[0]
+        if value.shape[0] != x.shape[axis]:
+            raise ValueError('`%s` has %d entries but axis %d of `x` (shape %s) has %d.'
+                             % (name, value.shape[0], axis, tuple(x.shape), x.shape[axis]))
+        return value.reshape(shape)
+    try:
+        fits = torch.broadcast_shapes(value.shape, x.shape) == x.shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError('`%s` of shape %s does not broadcast to `x` of shape %s.'
+                         % (name, tuple(value.shape), tuple(x.shape)))
+    return value
+
+
+def _normalize(x, mean, var, beta, gamma, epsilon):
+    """`(x - mean) / sqrt(var + epsilon) * gamma + beta`, skipping a None gamma or beta."""
+    scale = torch.rsqrt(var + epsilon)
+    if gamma is not None:
+        scale = scale * gamma
+    normed = (x - mean) * scale
+    return normed if beta is None else normed + beta
+
+
+@op
+def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
+    """Applies batch normalization on x given mean, var, beta and gamma.
+
+    I.e. returns:
+    `output = (x - mean) / sqrt(var + epsilon) * gamma + beta`
+
+    # Arguments
+        x: Input tensor or variable.
+        mean: Mean of batch.
+        var: Variance of batch.
+        beta: Tensor with which to center the input, or None.
+        gamma: Tensor by which to scale the input, or None.
+        axis: Integer, the axis that should be normalized.
+            (typically the features axis). 1-D `mean`, `var`, `beta` and `gamma` are laid
+            along it; others must broadcast against `x` as they are.
+        epsilon: Fuzz factor.
+
+    # Returns
+        A tensor of the shape of `x`.
+
+    # Raises
+        ValueError: if `axis` is not an axis of `x`, or a statistic or parameter does not
+            fit `x`.
+    """
+    x = _tensor(x, 'x')
+    axis = _axis(axis, x.ndim)
+    mean = _parameter(mean, 'mean', x, axis)
+    var = _parameter(var, 'var', x, axis)
+    beta = None if beta is None else _parameter(beta, 'beta', x, axis)
+    gamma = None if gamma is None else _parameter(gamma, 'gamma', x, axis)
+    return _normalize(x, mean, var, beta, gamma, epsilon)
+
+
+@op
+def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
+    """Computes mean and std for batch then apply batch_normalization on batch.
+
+    # Arguments
+        x: Input tensor or variable.
+        gamma: Tensor by which to scale the input, or None. It holds one value per
+            position of the axes that are not reduced (e.g. shape `(channels,)`).
+        beta: Tensor with which to center the input, or None; shaped like `gamma`.
+        reduction_axes: iterable of integers,
+            axes over which to normalize.
+        epsilon: Fuzz factor.
+
+    # Returns
+        A tuple length of 3, `(normalized_tensor, mean, variance)`. `mean` and the
+        population variance have the shape of `x` without `reduction_axes`.
+
+    # Raises
+        ValueError: if `reduction_axes` is empty or names an axis `x` lacks, or if `gamma`
+            or `beta` does not hold one value per position of the other axes.
+    """
+    x = _tensor(x, 'x')
+    axes = _axes(reduction_axes, x.ndim, 'reduction_axes')
+    if not axes:
+        raise ValueError('`reduction_axes` must name at least one axis of `x`.')
+    var, mean = torch.var_mean(x, dim=axes, correction=0, keepdim=True)
+    stats_shape = tuple(size for i, size in enumerate(x.shape) if i not in axes)
+    parameters = []
+    for value, name in ((beta, 'beta'), (gamma, 'gamma')):
+        if value is not None:
+            value = _tensor(value, name, like=x)
+            if value.numel() != mean.numel():
+                raise ValueError('`%s` of shape %s must hold %d values, one per position of '
+                                 'the axes of `x` (shape %s) outside reduction_axes %s.'
+                                 % (name, tuple(value.shape), mean.numel(), tuple(x.shape),
+                                    axes))
+            value = value.reshape(mean.shape)
+        parameters.append(value)
+    normed = _normalize(x, mean, var, parameters[0], parameters[1], epsilon)
+    return normed, mean.reshape(stats_shape), var.reshape(stats_shape)

@@ -1,0 +1,233 @@
+"""Compiles recorded nodes into a straight-line Python function, once per `K.function`.
+
+The program is generated source code, one line per node (`v3 = f3(v1, c0, axis=1)`), in
+topological order, executed by `exec` once. A call then runs plain Python: no graph walk, no
+dispatch. The order of a call follows Keras' contract (KERAS2_CONTRACT.md §3.3):
+1. every output not flagged `_is_metric`, and every update's new value, from the state
+   before the call;
+2. all updates written together;
+3. the `_is_metric` outputs, recomputing only what depends on an updated variable.
+
+Nodes that feed a gradient run with autograd recording; everything else runs under
+`torch.no_grad()`.
+"""
+import torch
+
+from . import graph
+
+GRADIENTS = 'gradients'
+
+
+def _plain(variable):
+    """The variable as a plain tensor: inside a program, Python operators must be torch's."""
+    return variable.as_subclass(torch.Tensor)
+
+
+def ancestors(targets, stop):
+    """Nodes needed for `targets`, in topological order (iterative: graphs can be deep).
+
+    `stop` holds ids of symbols whose value is given (feeds): their ancestors are not needed.
+    Returns (nodes in order, leaf symbols reached).
+    """
+    order, leaves, state = [], {}, {}
+    stack = [(s, False) for s in reversed(targets) if graph.is_symbol(s)]
+    while stack:
+        symbol, expanded = stack.pop()
+        if id(symbol) in stop:
+            continue
+        node = getattr(symbol, 'node', None)
+        if not isinstance(symbol, graph.KerasTensor) or node is None:
+            leaves[id(symbol)] = symbol
+            continue
+        key = id(node)
+        if expanded:
+            if state.get(key) != 'done':
+                state[key] = 'done'
+                order.append(node)
+            continue
+        if key in state:
+            continue
+        state[key] = 'open'
+        stack.append((symbol, True))
+        for item in reversed(node.inputs):
+            if id(item) in stop:
+                continue
+            inner = getattr(item, 'node', None)
+            if isinstance(item, graph.KerasTensor) and inner is not None and id(inner) in state:
+                continue
+            stack.append((item, False))
+    return order, list(leaves.values())
+
+
+def depends_on(target, symbols):
+    """True if `target` is computed from any of `symbols` (compared by identity)."""
+    wanted = {id(s) for s in symbols}
+    if id(target) in wanted:
+        return True
+    nodes, leaves = ancestors([target], stop=set())
+    if any(id(leaf) in wanted for leaf in leaves):
+        return True
+    return any(id(item) in wanted for node in nodes for item in node.inputs)
+
+
+class _Emitter:
+    """Turns nodes into lines of source, naming every value it refers to."""
+
+    def __init__(self):
+        self.globals = {'_plain': _plain, 'torch': torch}
+        self.lines = []
+        self.names = {}
+        self._constants = {}
+        self._count = 0
+
+    def constant(self, value):
+        key = id(value)
+        if key not in self._constants:
+            name = 'c%d' % len(self._constants)
+            self._constants[key] = name
+            self.globals[name] = value
+        return self._constants[key]
+
+    def expression(self, value):
+        if graph.is_symbol(value):
+            if id(value) in self.names:
+                return self.names[id(value)]
+            node = getattr(value, 'node', None)
+            base = self.names[id(node)]
+            return base + ''.join('[%d]' % i for i in value.path)
+        if isinstance(value, list):
+            return '[%s]' % ', '.join(self.expression(v) for v in value)
+        if isinstance(value, tuple):
+            return '(%s)' % ''.join(self.expression(v) + ', ' for v in value)
+        if isinstance(value, dict):
+            return '{%s}' % ', '.join('%r: %s' % (k, self.expression(v)) for k, v in value.items())
+        if isinstance(value, slice):
+            return 'slice(%s, %s, %s)' % tuple(
+                self.expression(v) for v in (value.start, value.stop, value.step))
+        if value is None or isinstance(value, (bool, int, str)):
+            return repr(value)
+        if isinstance(value, float) and value == value and abs(value) != float('inf'):
+            return repr(value)
+        return self.constant(value)
+
+    def call(self, node, indent, extra_kwargs=''):
+        name = 'v%d' % self._count
+        self._count += 1
+        fn = self.constant(node.fn)
+        args = ''.join(self.expression(a) + ', ' for a in node.args)
+        kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node.kwargs.items())
+        self.lines.append('%s%s = %s(%s%s%s)' % (indent, name, fn, args, kwargs, extra_kwargs))
+        self.names[id(node)] = name
+
+
+def _unique_updates(updates):
+    """(variable, new value) pairs; a variable updated twice keeps its first update."""
+    seen, result = set(), []
+    for variable, value in updates:
+        if id(variable) not in seen:
+            seen.add(id(variable))
+            result.append((variable, value))
+    return result
+
+
+def compile_program(inputs, outputs, updates, metric_flags):
+    """Builds the program of a `K.function`.
+
+    # Arguments
+        inputs: symbols whose values each call feeds, in order.
+        outputs: symbols (or constants) to compute.
+        updates: (variable, new value) pairs.
+        metric_flags: for each output, True if it is computed after the updates.
+
+    # Returns
+        (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
+        output values; `placeholders` are the placeholders the outputs need that are not fed,
+        whose values follow the feeds.
+    """
+    updates = _unique_updates(updates)
+    fed = {id(s): 'p%d' % i for i, s in enumerate(inputs)}
+    first_targets = [o for o, m in zip(outputs, metric_flags) if not m]
+    first_targets += [value for _, value in updates]
+    metric_targets = [o for o, m in zip(outputs, metric_flags) if m]
+    first_nodes, first_leaves = ancestors(first_targets, stop=fed)
+    metric_nodes, metric_leaves = ancestors(metric_targets, stop=fed)
+
+    leaves = {id(leaf): leaf for leaf in first_leaves + metric_leaves}
+    variables = [s for s in leaves.values() if not isinstance(s, graph.KerasTensor)]
+    placeholders = [s for s in leaves.values() if isinstance(s, graph.KerasTensor)]
+    emitter = _Emitter()
+    emitter.names.update(fed)
+    emitter.names.update((id(s), 'l%d' % i) for i, s in enumerate(placeholders))
+    emitter.names.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
+
+    grad_nodes = [n for n in first_nodes if n.kind == GRADIENTS]
+    recorded = _needed_by_gradients(grad_nodes, fed)
+    wrt_feeds = [fed[id(s)] for n in grad_nodes for s in n.args[1:] if id(s) in fed]
+    for name in dict.fromkeys(wrt_feeds):
+        emitter.lines.append('%s = %s.detach().requires_grad_()' % (name, name))
+    indent = '    ' if recorded else ''
+    if recorded:
+        emitter.lines.append('with torch.enable_grad():')
+    for i, variable in enumerate(variables):
+        emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
+    for node in first_nodes:
+        if id(node) in recorded:
+            second_order = node.kind == GRADIENTS
+            emitter.call(node, indent,
+                         'create_graph=True' if second_order else '')
+    for node in first_nodes:
+        if id(node) not in recorded:
+            emitter.call(node, '')
+
+    updated = {id(variable) for variable, _ in updates}
+    first_values = {}
+    for target in first_targets:
+        expression = emitter.expression(target)
+        if id(target) in updated:
+            # A variable read as an output or update value keeps its pre-update value.
+            expression += '.clone()'
+        first_values[id(target)] = expression
+    for i, (variable, value) in enumerate(updates):
+        emitter.lines.append('u%d = %s' % (i, first_values[id(value)]))
+    for i, (variable, value) in enumerate(updates):
+        emitter.lines.append('%s.copy_(u%d)' % (emitter.constant(variable), i))
+
+    stale = _stale_after_updates(metric_nodes, updated)
+    for node in metric_nodes:
+        if id(node) in stale or id(node) not in emitter.names:
+            emitter.call(node, '')
+    results = [emitter.expression(o) if m or not graph.is_symbol(o) else first_values[id(o)]
+               for o, m in zip(outputs, metric_flags)]
+    emitter.lines.append('return [%s]' % ', '.join(results))
+
+    params = ['p%d' % i for i in range(len(inputs))]
+    params += ['l%d' % i for i in range(len(placeholders))]
+    source = '\n'.join(['def program(%s):' % ', '.join(params)] +
+                        ['    ' + line for line in emitter.lines])
+    namespace = dict(emitter.globals)
+    exec(compile(source, '<torchk program>', 'exec'), namespace)
+    program = namespace['program']
+    program.source = source
+    return program, placeholders
+
+
+def _stale_after_updates(nodes, updated):
+    """Ids of the nodes (in topological order) whose value changes when `updated` change."""
+    stale = set()
+    for node in nodes:
+        for item in node.inputs:
+            if id(item) in updated:
+                stale.add(id(node))
+            elif isinstance(item, graph.KerasTensor) and item.node is not None \
+                    and id(item.node) in stale:
+                stale.add(id(node))
+    return stale
+
+
+def _needed_by_gradients(grad_nodes, fed):
+    """Ids of the nodes that must run with autograd recording: the gradient nodes' inputs."""
+    needed = set()
+    for grad_node in grad_nodes:
+        nodes, _ = ancestors(list(grad_node.args), stop=fed)
+        needed.update(id(n) for n in nodes)
+    return needed

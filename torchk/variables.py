@@ -1,0 +1,249 @@
+"""Keras variables: `torch.nn.Parameter`s with Keras' name, constraint and lazy operators."""
+import contextlib
+import re
+
+import numpy as np
+import torch
+
+from . import config
+from . import dtypes
+from . import graph
+
+_NAME_SCOPES = []
+_UIDS = {}
+_VARIABLE_NAMES = {}
+
+
+def get_uid(prefix=''):
+    """Returns a counter for `prefix`, starting at 1 (`dense_1`, `dense_2`, ...).
+
+    # Arguments
+        prefix: string.
+
+    # Returns
+        int, the next uid for that prefix.
+    """
+    _UIDS[prefix] = _UIDS.get(prefix, 0) + 1
+    return _UIDS[prefix]
+
+
+def reset_uids():
+    """Resets the counters behind `get_uid` and variable names."""
+    _UIDS.clear()
+    _VARIABLE_NAMES.clear()
+
+
+@contextlib.contextmanager
+def name_scope(name):
+    """Context manager that prefixes the names of variables created inside it.
+
+    # Arguments
+        name: the scope's name (None adds no prefix).
+
+    # Yields
+        The full scope name, e.g. `'training/Adam/'`, which may be passed as `name=`.
+    """
+    _NAME_SCOPES.append(None if name is None else str(name))
+    try:
+        yield _scope_prefix()
+    finally:
+        _NAME_SCOPES.pop()
+
+
+def _scope_prefix():
+    return ''.join(s + '/' for s in _NAME_SCOPES if s)
+
+
+def _unique_variable_name(name):
+    """TF-style unique name: `scope/name:0`, with `_1`, `_2`... on repeats."""
+    base = _scope_prefix() + re.sub(r':\d+$', '', name or 'Variable')
+    count = _VARIABLE_NAMES.get(base, 0)
+    _VARIABLE_NAMES[base] = count + 1
+    return (base if count == 0 else '%s_%d' % (base, count)) + ':0'
+
+
+class Variable(graph.SymbolicOperators, torch.nn.Parameter):
+    """A Keras variable: a `torch.nn.Parameter` that Keras and torch can both use.
+
+    Python operators (`1. - v`, `v * m`, `v[:, :3]`, `v *= 2`) are Keras ops: lazy, never in
+    place. torch functions and methods (`torch.matmul(x, v)`, `v.add_`, torch optimizers)
+    are torch's: eager, on the real parameter. Integer variables do not require gradients.
+
+    # Attributes
+        name: unique TF-style name, e.g. `'dense_1/kernel:0'`.
+        constraint: callable applied by Keras optimizers after each update, or None.
+        trainable: whether Keras' automatic attribute tracking treats it as trainable.
+    """
+    _uses_learning_phase = False
+
+    def __new__(cls, data, requires_grad=True, name=None, constraint=None):
+        return super().__new__(cls, data, requires_grad)
+
+    def __init__(self, data, requires_grad=True, name=None, constraint=None):
+        self._keras_name = _unique_variable_name(name)
+        self.constraint = constraint
+        self.trainable = requires_grad
+        self._keras_shape = tuple(data.shape)
+
+    @property
+    def name(self):
+        return self._keras_name
+
+    @property
+    def is_placeholder(self):
+        return False
+
+    def __repr__(self):
+        return "<Variable '%s' shape=%s dtype=%s device=%s>" % (
+            self.name, tuple(self.shape), dtypes.name(self.dtype), self.device)
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = _rebuild_variable(self.detach().clone(), self.requires_grad,
+                                               self.name, self.constraint)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_variable,
+                (self.detach().cpu(), self.requires_grad, self.name, self.constraint))
+
+
+def _rebuild_variable(data, requires_grad, name, constraint):
+    """Recreates a variable keeping its name (for deepcopy and pickle)."""
+    variable = Variable(data.to(config.device()), requires_grad, constraint=constraint)
+    variable._keras_name = name
+    return variable
+
+
+def to_tensor(value, dtype=None):
+    """Converts a variable's initial value (numpy, scalar, tensor, symbol) to a torch tensor."""
+    if graph.is_symbol(value) and not isinstance(value, Variable):
+        from .function import evaluate
+        value = evaluate(value)
+    if hasattr(value, 'tocoo'):
+        value = value.toarray()
+    if isinstance(value, torch.Tensor):
+        value = value.detach()
+    elif isinstance(value, (list, tuple)):
+        value = np.asarray(value)
+    torch_dtype = dtypes.to_torch(dtype) if dtype is not None else None
+    if torch_dtype is None and not isinstance(value, torch.Tensor):
+        if isinstance(value, np.ndarray):
+            torch_dtype = (dtypes.to_torch(config.floatx()) if value.dtype.kind == 'f'
+                           else dtypes.to_torch(value.dtype))
+        else:
+            torch_dtype = dtypes.to_torch(config.floatx())
+    return torch.as_tensor(value, dtype=torch_dtype, device=config.device())
+
+
+def variable(value, dtype=None, name=None, constraint=None):
+    """Instantiates a variable and returns it.
+
+    # Arguments
+        value: numpy array, Python number, tensor or symbolic initial value.
+        dtype: dtype (default: `K.floatx()`).
+        name: optional name; made unique TF-style (`scope/name:0`).
+        constraint: optional projection function applied after optimizer updates.
+
+    # Returns
+        A `Variable` (a `torch.nn.Parameter`) on `config.device()`.
+
+    # Example
+    >>> v = K.variable(np.array([[1, 2], [3, 4]]), name='example_var')
+    >>> K.eval(v)
+    array([[1., 2.], [3., 4.]], dtype=float32)
+    """
+    data = to_tensor(value, dtype if dtype is not None else config.floatx())
+    requires_grad = data.is_floating_point() or data.is_complex()
+    return Variable(data.clone(), requires_grad, name=name, constraint=constraint)
+
+
+def is_variable(x):
+    """True if `x` is a Keras variable (cheap; never raises)."""
+    return isinstance(x, Variable)
+
+
+def get_value(x):
+    """Returns the value of a variable (or any tensor) as a numpy array."""
+    if isinstance(x, torch.Tensor):
+        return to_numpy(x)
+    from .function import evaluate
+    return to_numpy(evaluate(x))
+
+
+def batch_get_value(ops):
+    """Returns the values of several tensors as a list of numpy arrays."""
+    return [get_value(x) for x in ops]
+
+
+def set_value(x, value):
+    """Sets a variable's value in place, so every holder of the parameter sees it.
+
+    # Arguments
+        x: variable.
+        value: numpy array or Python number, cast to the variable's dtype; a scalar
+            fills the variable.
+
+    # Raises
+        ValueError: if `value`'s shape is neither the variable's nor a scalar.
+    """
+    if not isinstance(x, Variable):
+        raise TypeError('set_value expects a Keras variable, got %r.' % (x,))
+    new = torch.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value,
+                          dtype=x.dtype, device=x.device)
+    if new.ndim != 0 and tuple(new.shape) != tuple(x.shape):
+        raise ValueError('Cannot set the value of %s (shape %s) to an array of shape %s.'
+                         % (x.name, tuple(x.shape), tuple(new.shape)))
+    with torch.no_grad():
+        x.copy_(new)
+
+
+def batch_set_value(tuples):
+    """Sets the values of many variables: a list of `(variable, value)` pairs."""
+    for x, value in tuples:
+        set_value(x, value)
+
+
+def to_numpy(x):
+    """A tensor's value as a numpy array (0-d for scalars)."""
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        x = x.float()
+    return x.cpu().numpy() if not x.is_sparse else x.to_dense().cpu().numpy()
+
+
+def count_params(x):
+    """Returns the number of scalars in a variable or tensor, as an int."""
+    shape = x.shape
+    if any(d is None for d in shape):
+        raise ValueError('count_params needs a static shape; %r has shape %s.' % (x, shape))
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def update(x, new_x):
+    """Returns the update `x <- new_x`, applied when a `K.function` holding it runs."""
+    _check_update_target(x, 'update')
+    return (x, new_x)
+
+
+def update_add(x, increment):
+    """Returns the update `x <- x + increment`."""
+    _check_update_target(x, 'update_add')
+    return (x, x + increment)
+
+
+def update_sub(x, decrement):
+    """Returns the update `x <- x - decrement`."""
+    _check_update_target(x, 'update_sub')
+    return (x, x - decrement)
+
+
+def moving_average_update(x, value, momentum):
+    """Returns the update `x <- x * momentum + value * (1 - momentum)` (a plain EMA)."""
+    _check_update_target(x, 'moving_average_update')
+    return (x, x - (x - value) * (1. - momentum))
+
+
+def _check_update_target(x, function_name):
+    if not isinstance(x, Variable):
+        raise TypeError('%s needs a Keras variable to update, got %r.' % (function_name, x))
