@@ -4,15 +4,13 @@ Also a library of its own: `from torchk import core as K` works on plain torch t
 This module holds the object model (tensors, shapes, creators) and re-exports the ops,
 which live in modules by domain.
 """
-import os
-import sys
-
 import numpy as np
 import torch
 
 from . import config
 from . import dtypes
 from . import graph
+from . import keras_compat
 from .config import (cast_to_floatx, epsilon, floatx, image_data_format,
                      image_dim_ordering, normalize_data_format, set_epsilon, set_floatx,
                      set_image_data_format, set_image_dim_ordering)
@@ -172,11 +170,4 @@ def eye(size, dtype=None, name=None):
     return variable(np.eye(int(rows), int(cols), dtype=dtypes.to_numpy(dtype)), dtype, name)
 
 
-def _install_keras_compat():
-    """Applies the Keras-on-current-Python fixes when Keras is the one importing torchk."""
-    if 'keras' in sys.modules and os.environ.get('TORCHK_KERAS_COMPAT', '1') != '0':
-        from . import keras_compat
-        keras_compat.install()
-
-
-_install_keras_compat()
+keras_compat.install()

@@ -158,7 +158,7 @@ class SymbolicOperators:
         return id(self)
 
     def __getitem__(self, key):
-        return record(operator.getitem, (self, key))
+        return record(getitem, (self, key))
 
     __iadd__ = __add__
     __isub__ = __sub__
@@ -171,6 +171,27 @@ class SymbolicOperators:
     __iand__ = __and__
     __ior__ = __or__
     __ixor__ = __xor__
+
+
+def getitem(x, key):
+    """`x[key]` with numpy semantics, including negative slice steps (which torch lacks)."""
+    key = key if isinstance(key, tuple) else (key,)
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    dim, rest = 0, []
+    for k in key:
+        if k is Ellipsis:
+            dim += x.ndim - consumed
+        elif isinstance(k, slice) and k.step is not None and int(k.step) < 0:
+            positions = range(x.shape[dim])[slice(*(None if v is None else int(v)
+                                                    for v in (k.start, k.stop, k.step)))]
+            start = x.shape[dim] - 1 - positions.start
+            x = x.flip(dim)[(slice(None),) * dim + (slice(start, start + len(positions) *
+                                                         -positions.step, -positions.step),)]
+            k = slice(None)
+        if k is not None and k is not Ellipsis:
+            dim += 1
+        rest.append(k)
+    return x[tuple(rest)]
 
 
 class Node:
@@ -427,6 +448,17 @@ def _unified_shapes(node):
     return hints
 
 
+def _unit_inner_shapes(node):
+    """Unknown dimensions after the first filled with 1: Keras' target placeholders have
+    only a rank, `(None, None)`, and sparse labels are fed as `(batch, 1)`."""
+    hints = {}
+    for symbol in node.inputs:
+        shape = _static_shape_of(symbol)
+        if isinstance(symbol, KerasTensor) and shape and None in shape[1:]:
+            hints[id(symbol)] = shape[:1] + tuple(1 if d is None else d for d in shape[1:])
+    return hints
+
+
 def _static_shape_of(symbol):
     if isinstance(symbol, KerasTensor):
         return symbol._static_shape
@@ -446,19 +478,18 @@ def _run_examples(node, meta, hints):
 
 def _infer_examples(node):
     """Runs the node on example values, trying in turn: meta tensors; meta tensors with
-    unknown dimensions unified across inputs; the same two on real CPU tensors.
+    unknown dimensions unified across inputs, then with unknown inner dimensions of 1; the
+    same on real CPU tensors.
 
     Meta tensors have no values: ops that read values (`.item()`, data-dependent sizes) or
     mix devices fail on them but work on real tensors of the same sizes. When every attempt
     fails the op itself is wrong for these inputs, and the error of the plain real run is
     raised, with a note naming the shapes.
     """
-    hints = _unified_shapes(node)
-    attempts = [(True, {}), (True, hints), (False, {}), (False, hints)]
+    strategies = [{}] + [h for h in (_unified_shapes(node), _unit_inner_shapes(node)) if h]
+    attempts = [(meta, hints) for meta in (True, False) for hints in strategies]
     first_real_error = None
     for meta, attempt_hints in attempts:
-        if attempt_hints is hints and not hints:
-            continue
         try:
             return _run_examples(node, meta, attempt_hints)
         except (RuntimeError, NotImplementedError, ValueError, TypeError, IndexError) as e:

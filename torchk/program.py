@@ -183,9 +183,11 @@ def compile_program(inputs, outputs, updates, metric_flags):
     first_values = {}
     for target in first_targets:
         expression = emitter.expression(target)
-        if id(target) in updated:
+        if id(target) in updated and id(target) not in first_values:
             # A variable read as an output or update value keeps its pre-update value.
-            expression += '.clone()'
+            name = 'r%d' % len(first_values)
+            emitter.lines.append('%s = %s.clone()' % (name, expression))
+            expression = name
         first_values[id(target)] = expression
     for i, (variable, value) in enumerate(updates):
         emitter.lines.append('u%d = %s' % (i, first_values[id(value)]))

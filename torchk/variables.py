@@ -205,11 +205,17 @@ def batch_set_value(tuples):
 
 
 def to_numpy(x):
-    """A tensor's value as a numpy array (0-d for scalars)."""
+    """A tensor's value as a new numpy array (0-d for scalars), never sharing memory with `x`.
+
+    On the CPU `Tensor.numpy()` shares memory, so a variable's value read before a training
+    step would change with it.
+    """
     x = x.detach()
+    if x.is_sparse:
+        x = x.to_dense()
     if x.dtype == torch.bfloat16:
         x = x.float()
-    return x.cpu().numpy() if not x.is_sparse else x.to_dense().cpu().numpy()
+    return x.numpy().copy() if x.device.type == 'cpu' else x.cpu().numpy()
 
 
 def count_params(x):

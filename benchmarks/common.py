@@ -1,0 +1,29 @@
+"""Timing helpers shared by the benchmarks: best-of-N medians, printed as ratios."""
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
+
+
+def seconds_per_call(fn, repeats=5, number=50, sync=None):
+    """Median over `repeats` rounds of the mean time of `number` calls of `fn`."""
+    fn()
+    rounds = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        if sync is not None:
+            sync()
+        rounds.append((time.perf_counter() - start) / number)
+    return statistics.median(rounds)
+
+
+def report(name, torchk_seconds, torch_seconds):
+    """Prints one benchmark line with the torchk/torch ratio."""
+    print('%-42s torchk %9.1f us   torch %9.1f us   ratio %.2fx'
+          % (name, torchk_seconds * 1e6, torch_seconds * 1e6, torchk_seconds / torch_seconds))

@@ -1,0 +1,207 @@
+"""Symbolic tensors: operators, identity semantics, static shapes, eager vs lazy dispatch."""
+import operator
+
+import numpy as np
+import pytest
+import torch
+
+from torchk import core as K
+from torchk import graph
+
+X_VALUE = np.arange(12, dtype='float32').reshape(3, 4) - 5.
+Y_VALUE = np.linspace(1., 2., 12, dtype='float32').reshape(3, 4)
+
+
+def run(outputs, feeds):
+    """Evaluates symbolic outputs with placeholders fed from {placeholder: value}."""
+    return K.function(list(feeds), outputs)(list(feeds.values()))
+
+
+BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+          operator.lt, operator.le, operator.gt, operator.ge]
+
+
+@pytest.mark.parametrize('fn', BINARY, ids=lambda f: f.__name__)
+@pytest.mark.parametrize('other', ['tensor', 'float', 'int', 'numpy0d', 'variable'])
+def test_binary_operators_both_sides(fn, other):
+    x = K.placeholder(shape=(None, 4))
+    values = {'tensor': Y_VALUE, 'float': 1.5, 'int': 2, 'numpy0d': np.array(1.5, 'float32'),
+              'variable': Y_VALUE}
+    value = values[other]
+    if other == 'tensor':
+        operand = K.placeholder(shape=(None, 4))
+        feeds = {x: X_VALUE, operand: value}
+    elif other == 'variable':
+        operand = K.variable(value)
+        feeds = {x: X_VALUE}
+    else:
+        operand = value
+        feeds = {x: X_VALUE}
+    base = np.abs(X_VALUE) + 1. if fn is operator.pow else X_VALUE
+    feeds[x] = base
+    left, right = run([fn(x, operand), fn(operand, x)], feeds)
+    np.testing.assert_allclose(left, fn(base, value), rtol=1e-6)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(right, fn(value, base), rtol=1e-6)
+
+
+@pytest.mark.parametrize('fn', [operator.neg, operator.pos, operator.abs])
+def test_unary_operators(fn):
+    x = K.placeholder(shape=(3, 4))
+    np.testing.assert_allclose(run([fn(x)], {x: X_VALUE})[0], fn(X_VALUE))
+
+
+def test_augmented_assignment_returns_new_tensors():
+    x = K.placeholder(shape=(3, 4))
+    original = x
+    x *= 2.
+    x += 1.
+    assert x is not original
+    np.testing.assert_allclose(run([x, original], {original: X_VALUE})[0], X_VALUE * 2. + 1.)
+
+
+def test_augmented_assignment_on_variable_is_not_in_place():
+    v = K.variable(Y_VALUE)
+    w = v
+    w *= 3.
+    assert w is not v
+    np.testing.assert_allclose(K.get_value(v), Y_VALUE)
+    np.testing.assert_allclose(K.eval(w), Y_VALUE * 3., rtol=1e-6)
+
+
+KEYS = [(slice(None), slice(1, 3)), 1, -1, (Ellipsis, 2), (slice(None, None, -1),),
+        (slice(None), None), (slice(1, None), slice(None, None, -2)), (None, Ellipsis, 0)]
+
+
+@pytest.mark.parametrize('key', KEYS, ids=repr)
+def test_getitem(key):
+    x = K.placeholder(shape=(None, 4))
+    result = run([x[key]], {x: X_VALUE})[0]
+    expected = X_VALUE[key]
+    np.testing.assert_array_equal(result, expected)
+    inferred = K.int_shape(x[key])
+    assert len(inferred) == expected.ndim
+    assert all(d is None or d == e for d, e in zip(inferred, expected.shape))
+
+
+def test_getitem_with_symbolic_scalar_index():
+    x = K.placeholder(shape=(None, 4))
+    index = K.argmax(K.sum(x, axis=0))
+    np.testing.assert_array_equal(run([x[:, index]], {x: X_VALUE})[0], X_VALUE[:, 3])
+
+
+def test_shape_vector_indexing_and_slicing():
+    x = K.placeholder(shape=(None, 4))
+    shape = K.shape(x)
+    first, rest = run([shape[0], shape[1:]], {x: X_VALUE})
+    assert first == 3 and list(rest) == [4]
+    assert K.int_shape(shape) == (2,)
+
+
+def test_identity_equality_and_hash():
+    x = K.placeholder(shape=(2,))
+    y = K.placeholder(shape=(2,))
+    assert (x == x) is True and (x == y) is False and (x != y) is True
+    assert len({x, y, x}) == 2
+    assert x in [y, x]
+    v = K.variable([1., 2.])
+    assert (v == v) is True and (v == K.variable([1., 2.])) is False
+    assert v in {v}
+
+
+def test_bool_of_symbolic_tensor_raises():
+    x = K.placeholder(shape=(2,))
+    with pytest.raises(TypeError, match='truth value of the symbolic tensor'):
+        bool(x)
+    with pytest.raises(TypeError, match='no value yet'):
+        np.asarray(x)
+
+
+def test_numpy_on_left_defers_to_keras():
+    x = K.placeholder(shape=(2,))
+    result = np.float32(3.) * x
+    assert isinstance(result, graph.KerasTensor)
+    result = np.array([1., 2.], 'float32') + x
+    assert isinstance(result, graph.KerasTensor)
+    np.testing.assert_allclose(run([result], {x: np.ones(2)})[0], [2., 3.])
+
+
+def test_tensors_accept_new_attributes_and_default_learning_phase_flag():
+    x = K.placeholder(shape=(2,))
+    assert x._uses_learning_phase is False
+    assert not hasattr(x, '_keras_history')
+    x._keras_history = ('layer', 0, 0)
+    assert K.is_keras_tensor(x)
+
+
+@pytest.mark.parametrize('build, expected', [
+    (lambda x: K.dot(x, K.variable(np.ones((4, 5)))), (None, 5)),
+    (lambda x: K.reshape(x, (K.shape(x)[0], 2, 2)), (None, 2, 2)),
+    (lambda x: K.batch_flatten(K.expand_dims(x)), (None, 4)),
+    (lambda x: K.concatenate([x, x], axis=0), (None, 4)),
+    (lambda x: K.sum(x, axis=1), (None,)),
+    (lambda x: K.mean(x, axis=[]), (None, 4)),
+    (lambda x: K.permute_dimensions(K.expand_dims(x, 1), (2, 0, 1)), (4, None, 1)),
+    (lambda x: K.tile(x, [1, 3]), (None, 12)),
+    (lambda x: K.softmax(x)[:, :2], (None, 2)),
+])
+def test_static_shape_inference(build, expected):
+    x = K.placeholder(shape=(None, 4))
+    result = build(x)
+    assert K.int_shape(result) == expected
+    assert K.ndim(result) == len(expected)
+
+
+def test_unknown_dims_unify_with_other_inputs():
+    target = K.placeholder(ndim=2)
+    output = K.placeholder(shape=(None, 3))
+    loss = K.categorical_crossentropy(target, output)
+    assert K.int_shape(loss) == (None,)
+
+
+def test_shape_errors_surface_at_build_time_with_a_note():
+    x = K.placeholder(shape=(None, 4))
+    with pytest.raises(ValueError, match=r'x.shape\[-1\] \(4\) != y.shape\[0\] \(3\)') as info:
+        K.dot(x, K.variable(np.ones((3, 2))))
+    assert 'inferring the static shape' in ''.join(getattr(info.value, '__notes__', []))
+
+
+def test_keras_shape_keeps_inferred_shape_over_keras_guess():
+    x = K.placeholder(shape=(None, 4))
+    summed = K.sum(x, axis=1, keepdims=True)
+    summed._keras_shape = (None, 4)
+    assert K.int_shape(summed) == (None, 1)
+    unknown = K.placeholder(ndim=2)
+    unknown._keras_shape = (None, 7)
+    assert K.int_shape(unknown) == (None, 7)
+
+
+def test_eager_inputs_stay_eager():
+    value = torch.randn(3, 4)
+    result = K.softmax(value)
+    assert isinstance(result, torch.Tensor)
+    np.testing.assert_allclose(result.sum(-1).numpy(), np.ones(3), rtol=1e-6)
+
+
+def test_variable_argument_makes_op_lazy():
+    v = K.variable(Y_VALUE)
+    total = K.sum(v)
+    assert isinstance(total, graph.KerasTensor)
+    K.set_value(v, Y_VALUE * 2.)
+    np.testing.assert_allclose(K.eval(total), Y_VALUE.sum() * 2., rtol=1e-6)
+
+
+def test_nested_symbolic_argument_makes_op_lazy():
+    x = K.placeholder(shape=(None, 4))
+    stacked = K.stack([K.shape(x)[0], 2])
+    assert isinstance(stacked, graph.KerasTensor)
+    np.testing.assert_array_equal(run([stacked], {x: X_VALUE})[0], [3, 2])
+
+
+def test_torch_functions_on_keras_tensors_record_lazily():
+    x = K.placeholder(shape=(None, 4))
+    layer = torch.nn.Linear(4, 2)
+    y = layer(torch.tanh(x))
+    assert isinstance(y, graph.KerasTensor) and K.int_shape(y) == (None, 2)
+    expected = layer(torch.tanh(torch.as_tensor(X_VALUE))).detach().numpy()
+    np.testing.assert_allclose(run([y], {x: X_VALUE})[0], expected, rtol=1e-5)

@@ -1,0 +1,227 @@
+"""Fixes that let unmodified Keras 2.3.1 (and 2.2.4/2.2.5) run on Python 3.11, numpy 2, h5py 3.
+
+Keras 2.x is no longer maintained, and it fails on current Python whatever the backend: it
+uses names that Python 3.10, 3.11 and numpy 2.0 removed, and h5py 3 reads the string
+attributes of its save files as `str`, where Keras calls `.decode('utf8')`. `install()`
+applies the narrow fixes below. Importing `torchk.core` calls it; set the
+environment variable `TORCHK_KERAS_COMPAT=0` to turn them all off.
+
+Where each fix is defined, a comment or docstring names the Keras lines it addresses (2.3.1
+numbering unless stated):
+
+- `collections.Container/Iterable/Mapping/Sequence`, removed in Python 3.10, become the
+  `collections.abc` classes again.
+- `np.Inf`, `np.string_` and `np.unicode_`, removed in numpy 2.0, become `np.inf`,
+  `np.bytes_` and `np.str_` again.
+- `inspect.getargspec` and `inspect.ArgSpec`, removed in Python 3.11, come back as they were
+  in Python 3.10.
+  These three fixes restore the removed names process-wide and only where they are missing,
+  because Keras looks them up on those modules.
+- h5py 3 stores the `bytes` that Keras writes as variable-length strings, and reads them back
+  as `str`, or as object arrays of `str`. The functions of `keras.engine.saving` that read
+  attributes are wrapped: they get a read view of their HDF5 group whose `attrs` give UTF-8
+  `bytes` instead, as h5py 2 did, so their `.decode('utf8')` calls work. The view is a
+  subclass of `h5py.Group`, so it also works inside `H5Dict`, the path of `load_model`.
+  Keras' own code runs unchanged; files are written as before, and files written with h5py 2
+  (fixed-length strings, which h5py 3 still reads as bytes) read as before.
+- The leftover debug `print('tracking', value, name)` of `Layer.__setattr__` is dropped.
+
+`install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
+`keras` is imported (or at once, if it already is), whether torchk or Keras is imported
+first; the last two fixes patch their modules as soon as those have run.
+"""
+import builtins
+import collections
+import collections.abc
+import functools
+import importlib.abc
+import inspect
+import os
+import sys
+
+import numpy as np
+
+# callbacks/callbacks.py:19 (2.2.4 callbacks.py:20, 2.2.5 callbacks.py:19);
+# engine/training_utils.py:639, 696, 811, 823, 857, 927 (2.2.5 training_utils.py:667).
+_COLLECTIONS_ABC_NAMES = ('Container', 'Iterable', 'Mapping', 'Sequence')
+
+_NUMPY_ALIASES = {
+    # callbacks/callbacks.py:685, 688, 692, 695, 813, 1024, 1027
+    # (2.2.4 callbacks.py:412-422, 536, 1091, 1094; 2.2.5 callbacks.py:685-695, 809, 1361, 1364).
+    'Inf': np.inf,
+    # utils/io_utils.py:296 (2.2.4 io_utils.py:280).
+    'string_': np.bytes_,
+    # keras_preprocessing/sequence.py:79 (Keras-Preprocessing 1.1.2).
+    'unicode_': np.str_,
+}
+
+# The functions of keras/engine/saving.py that read string attributes and decode them:
+# :273, 278, 282, 345, 377 (`_deserialize_model`), :722, 727, 1183, 1187, 1262, 1266
+# (2.2.4 saving.py:224, 229, 233, 296, 320, 550, 555, 1004, 1008, 1083, 1087).
+_HDF5_READERS = ('_deserialize_model', 'load_attributes_from_hdf5_group',
+                 'load_weights_from_hdf5_group', 'load_weights_from_hdf5_group_by_name')
+
+# Importing either restores the removed names first (keras_preprocessing can come alone).
+_KERAS_PACKAGES = ('keras', 'keras_preprocessing')
+
+_installed = False
+
+
+def install():
+    """Prepares the fixes; does nothing if `TORCHK_KERAS_COMPAT=0` or if already done.
+
+    The process-wide names are restored when Keras is imported (at once if it already is),
+    so importing torchk alone changes nothing outside torchk.
+    """
+    global _installed
+    if _installed or os.environ.get('TORCHK_KERAS_COMPAT') == '0':
+        return
+    _installed = True
+    sys.meta_path.insert(0, _PatchAfterImport())
+    if 'keras' in sys.modules:
+        _restore_removed_names()
+    for name, patch in _AFTER_IMPORT.items():
+        if name in sys.modules:
+            patch(sys.modules[name])
+
+
+def _restore_removed_names():
+    """Restores the `collections`, numpy and `inspect` names Keras uses, where missing."""
+    for name in _COLLECTIONS_ABC_NAMES:
+        if not hasattr(collections, name):
+            setattr(collections, name, getattr(collections.abc, name))
+    for name, value in _NUMPY_ALIASES.items():
+        if not hasattr(np, name):
+            setattr(np, name, value)
+    _restore_getargspec()
+
+
+def _restore_getargspec():
+    """Restores `inspect.getargspec` and `inspect.ArgSpec` as Python 3.10 had them.
+
+    2.2.4 preprocessing/image.py:28, 43, 145, 213, 439 call `inspect.getargspec`;
+    utils/generic_utils.py:265 (2.2.5 and 2.3.1) builds an `inspect.ArgSpec`, which
+    2.2.5 preprocessing/image.py:28, 43, 146, 214, 440 reach.
+    """
+    if not hasattr(inspect, 'ArgSpec'):
+        inspect.ArgSpec = collections.namedtuple('ArgSpec', 'args varargs keywords defaults')
+    if not hasattr(inspect, 'getargspec'):
+        inspect.getargspec = _getargspec
+
+
+def _getargspec(func):
+    """`inspect.getargspec` of Python 3.10."""
+    spec = inspect.getfullargspec(func)
+    if spec.kwonlyargs or spec.annotations:
+        raise ValueError('Function has keyword-only parameters or annotations, '
+                         'use inspect.signature() API which can support them')
+    return inspect.ArgSpec(spec.args, spec.varargs, spec.varkw, spec.defaults)
+
+
+def _read_string_attributes_as_bytes(saving):
+    """Wraps the `_HDF5_READERS` of `keras.engine.saving` to read through a bytes view."""
+    if saving.h5py is None:  # Keras without h5py reads no HDF5 file.
+        return
+    view = _bytes_attributes_view(saving.h5py)
+    for name in _HDF5_READERS:
+        setattr(saving, name, _reading_through(view, getattr(saving, name)))
+
+
+def _reading_through(view, load):
+    """Returns `load`, called on `view(f)` instead of its first argument `f`."""
+    @functools.wraps(load)
+    def wrapper(f, *args, **kwargs):
+        return load(view(f), *args, **kwargs)
+    return wrapper
+
+
+def _bytes_attributes_view(h5py):
+    """Returns `view(f)`: `f` (an h5py group, or an `H5Dict` on one) with bytes attributes.
+
+    Anything else, such as an `H5Dict` on a dict (`unpickle_model`), is returned as is.
+    """
+    class Attributes(h5py.AttributeManager):
+        def __getitem__(self, name):
+            value = super().__getitem__(name)
+            if isinstance(value, np.ndarray) and value.size == 0:
+                # Keras writes `[]` for a layer without weights, and 2.2.4 saving.py:251
+                # tests it with `if weight_names:`, which numpy 2 refuses for an array.
+                return []
+            if isinstance(value, str):
+                return value.encode('utf8', 'surrogateescape')
+            if (isinstance(value, np.ndarray) and value.dtype == object
+                    and h5py.check_string_dtype(value.dtype)):
+                return np.array([v.encode('utf8', 'surrogateescape') for v in value.flat],
+                                dtype=bytes).reshape(value.shape)
+            return value
+
+    class Group(h5py.Group):
+        @property
+        def attrs(self):
+            return Attributes(self)
+
+        def __getitem__(self, name):
+            item = super().__getitem__(name)
+            return Group(item.id) if isinstance(item, h5py.Group) else item
+
+    def view(f):
+        if isinstance(f, h5py.Group):
+            return Group(f.id)
+        if isinstance(getattr(f, 'data', None), h5py.Group):  # an `H5Dict`
+            return type(f)(Group(f.data.id), mode='r' if f.read_only else 'a')
+        return f
+    return view
+
+
+def _drop_tracking_print(base_layer):
+    """Drops `print('tracking', value, name)` at engine/base_layer.py:1237 (2.3.x).
+
+    It is the module's only `print`; a module global named `print` takes the place of the
+    builtin there, and passes on every other call.
+    """
+    def print_(*args, **kwargs):
+        if not (args and isinstance(args[0], str) and args[0] == 'tracking'):
+            builtins.print(*args, **kwargs)
+    base_layer.print = print_
+
+
+_AFTER_IMPORT = {
+    'keras.engine.saving': _read_string_attributes_as_bytes,
+    'keras.engine.base_layer': _drop_tracking_print,
+}
+
+
+class _PatchAfterImport(importlib.abc.MetaPathFinder):
+    """Finds the modules of `_AFTER_IMPORT` with the other finders, and patches them once run."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname in _KERAS_PACKAGES:
+            _restore_removed_names()
+        if fullname not in _AFTER_IMPORT:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, 'find_spec'):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                spec.loader = _PatchingLoader(spec.loader, _AFTER_IMPORT[fullname])
+                return spec
+        return None
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """Runs a module with its own loader, then patches it."""
+
+    def __init__(self, loader, patch):
+        self._loader = loader
+        self._patch = patch
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        self._patch(module)
+
+    def __getattr__(self, name):  # get_source, get_code, is_package, ...
+        return getattr(self._loader, name)
