@@ -421,10 +421,14 @@ def _new_example(shape, dtype, run, meta, symbol=None):
     size = tuple(_FILL_SIZES[run] if d is None else d for d in shape)
     if meta:
         return torch.empty(size, dtype=dtype, device='meta')
+    # Values differ between the two runs, so that sizes that depend on values (decoded
+    # sequences, masks) come out unknown.
     if dtype.is_floating_point:
         generator = torch.Generator().manual_seed(run)
         return torch.rand(size, generator=generator).to(dtype)
-    return torch.zeros(size, dtype=dtype)
+    if dtype == torch.bool:
+        return torch.full(size, run == 0)
+    return torch.full(size, run + 1, dtype=dtype)
 
 
 def _unified_shapes(node):
