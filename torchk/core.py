@@ -24,7 +24,8 @@ from .function import (Session, int_shape_of, clear_session, control_dependencie
                        stop_gradient, switch)
 from .random_ops import (dropout, random_binomial, random_normal, random_normal_variable,
                          random_uniform, random_uniform_variable, truncated_normal)
-from .math_ops import *  # noqa: F401,F403  (the public math ops)
+from .math_ops import *  # noqa: F401,F403  (each op module lists its ops in __all__)
+from .math_ops import less, less_equal
 from .array_ops import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
 from .conv_ops import *  # noqa: F401,F403
@@ -168,6 +169,33 @@ def eye(size, dtype=None, name=None):
     dtype = dtype if dtype is not None else config.floatx()
     rows, cols = (size, size) if isinstance(size, (int, np.integer)) else size
     return variable(np.eye(int(rows), int(cols), dtype=dtypes.to_numpy(dtype)), dtype, name)
+
+
+def symbolic(func):
+    """Decorator accepted for compatibility with Keras 2.3 (marks graph-building code)."""
+    return func
+
+
+def eager(func):
+    """Decorator accepted for compatibility with Keras 2.3 (marks eager code)."""
+    return func
+
+
+# Keras 1 names, from the Keras 1 backend documentation.
+
+def get_variable_shape(x):
+    """Keras 1: returns the shape of a variable as a tuple of ints."""
+    return int_shape(x)
+
+
+def lesser(x, y):
+    """Keras 1 name of `less`: element-wise truth value of (x < y)."""
+    return less(x, y)
+
+
+def lesser_equal(x, y):
+    """Keras 1 name of `less_equal`: element-wise truth value of (x <= y)."""
+    return less_equal(x, y)
 
 
 keras_compat.install()

@@ -116,7 +116,8 @@ def _convert_feed(symbol, value, position, device):
         coo = value.tocoo()
         indices = torch.as_tensor(np.vstack([coo.row, coo.col]), dtype=torch.int64)
         return torch.sparse_coo_tensor(indices, torch.as_tensor(coo.data), coo.shape,
-                                       dtype=symbol._torch_dtype, device=device)
+                                       dtype=symbol._torch_dtype, device=device,
+                                       check_invariants=False)
     expected_dtype = symbol._torch_dtype
     if isinstance(value, torch.Tensor):
         given_shape, kind = tuple(value.shape), 'f' if value.is_floating_point() else 'i'
