@@ -431,6 +431,15 @@ def _new_example(shape, dtype, run, meta, symbol=None):
     return torch.full(size, run + 1, dtype=dtype)
 
 
+def _fresh_shapes(node):
+    """Inputs with unknown dimensions drawn anew from their static shapes: an example built
+    upstream may have sizes no single fill gives (`K.flatten` of a `(None, None)` target has
+    83 * 83 elements against a batch of 83)."""
+    return {id(s): s._static_shape for s in node.inputs
+            if isinstance(s, KerasTensor) and s.node is not None and s._static_shape
+            and None in s._static_shape}
+
+
 def _unified_shapes(node):
     """Unknown dimensions filled from other inputs of the same rank, as TF merges shapes.
 
@@ -481,16 +490,17 @@ def _run_examples(node, meta, hints):
 
 
 def _infer_examples(node):
-    """Runs the node on example values, trying in turn: meta tensors; meta tensors with
-    unknown dimensions unified across inputs, then with unknown inner dimensions of 1; the
-    same on real CPU tensors.
+    """Runs the node on example values, trying in turn: meta tensors; meta tensors drawn
+    anew from the inputs' static shapes, then with unknown dimensions unified across inputs,
+    then with unknown inner dimensions of 1; the same on real CPU tensors.
 
     Meta tensors have no values: ops that read values (`.item()`, data-dependent sizes) or
     mix devices fail on them but work on real tensors of the same sizes. When every attempt
     fails the op itself is wrong for these inputs, and the error of the plain real run is
     raised, with a note naming the shapes.
     """
-    strategies = [{}] + [h for h in (_unified_shapes(node), _unit_inner_shapes(node)) if h]
+    strategies = [{}] + [h for h in (_fresh_shapes(node), _unified_shapes(node),
+                                      _unit_inner_shapes(node)) if h]
     attempts = [(meta, hints) for meta in (True, False) for hints in strategies]
     first_real_error = None
     for meta, attempt_hints in attempts:

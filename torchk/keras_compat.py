@@ -25,10 +25,12 @@ numbering unless stated):
   Keras' own code runs unchanged; files are written as before, and files written with h5py 2
   (fixed-length strings, which h5py 3 still reads as bytes) read as before.
 - The leftover debug `print('tracking', value, name)` of `Layer.__setattr__` is dropped.
+- `keras.layers.wrappers` gets the module global `uses_learning_phase` its `TimeDistributed`
+  step declares but never defines.
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
-first; the last two fixes patch their modules as soon as those have run.
+first; the last three fixes patch their modules as soon as those have run.
 """
 import builtins
 import collections
@@ -185,9 +187,20 @@ def _drop_tracking_print(base_layer):
     base_layer.print = print_
 
 
+def _define_uses_learning_phase(wrappers):
+    """Defines the module global `uses_learning_phase` that `TimeDistributed`'s step function
+    declares `global` but never defines (layers/wrappers.py:220-225, 2.2.4 wrappers.py:
+    205-210). Every backend tensor that has `_uses_learning_phase` reaches the undefined
+    name: with torchk that is every tensor, so a fixed-batch `TimeDistributed` could not
+    be built."""
+    if not hasattr(wrappers, 'uses_learning_phase'):
+        wrappers.uses_learning_phase = False
+
+
 _AFTER_IMPORT = {
     'keras.engine.saving': _read_string_attributes_as_bytes,
     'keras.engine.base_layer': _drop_tracking_print,
+    'keras.layers.wrappers': _define_uses_learning_phase,
 }
 
 

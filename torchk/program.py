@@ -18,6 +18,16 @@ from . import graph
 GRADIENTS = 'gradients'
 
 
+def _unaliased(value, variables):
+    """`value`, copied if it shares memory with one of `variables` (which are about to be
+    updated in place)."""
+    if isinstance(value, torch.Tensor):
+        pointer = value.untyped_storage().data_ptr()
+        if any(pointer == v.untyped_storage().data_ptr() for v in variables):
+            return value.clone()
+    return value
+
+
 def _plain(variable):
     """The variable as a plain tensor: inside a program, Python operators must be torch's."""
     return variable.as_subclass(torch.Tensor)
@@ -74,7 +84,7 @@ class _Emitter:
     """Turns nodes into lines of source, naming every value it refers to."""
 
     def __init__(self):
-        self.globals = {'_plain': _plain, 'torch': torch}
+        self.globals = {'_plain': _plain, '_unaliased': _unaliased, 'torch': torch}
         self.lines = []
         self.names = {}
         self._constants = {}
@@ -179,14 +189,24 @@ def compile_program(inputs, outputs, updates, metric_flags):
         if id(node) not in recorded:
             emitter.call(node, '')
 
-    updated = {id(variable) for variable, _ in updates}
+    updated_vars = [variable for variable, _ in updates]
+    updated = {id(variable) for variable in updated_vars}
+    updated_names = ', '.join(emitter.expression(v) for v, _ in updates if id(v) in emitter.names)
     first_values = {}
     for target in first_targets:
         expression = emitter.expression(target)
-        if id(target) in updated and id(target) not in first_values:
+        if id(target) in first_values:
+            continue
+        if id(target) in updated:
             # A variable read as an output or update value keeps its pre-update value.
             name = 'r%d' % len(first_values)
             emitter.lines.append('%s = %s.clone()' % (name, expression))
+            expression = name
+        elif updated_names and graph.is_symbol(target) and depends_on(target, updated_vars):
+            # Views of an updated variable (identity, slices, reshapes) must not change.
+            name = 'r%d' % len(first_values)
+            emitter.lines.append('%s = _unaliased(%s, (%s,))' % (name, expression,
+                                                                 updated_names))
             expression = name
         first_values[id(target)] = expression
     for i, (variable, value) in enumerate(updates):
