@@ -18,13 +18,15 @@ from . import graph
 GRADIENTS = 'gradients'
 
 
-def _unaliased(value, variables):
-    """`value`, copied if it shares memory with one of `variables` (which are about to be
-    updated in place)."""
-    if isinstance(value, torch.Tensor):
-        pointer = value.untyped_storage().data_ptr()
-        if any(pointer == v.untyped_storage().data_ptr() for v in variables):
-            return value.clone()
+def _storage_pointers(variables):
+    return {v.untyped_storage().data_ptr() for v in variables}
+
+
+def _unaliased(value, pointers):
+    """`value`, copied if it shares memory with a variable about to be updated in place
+    (`pointers` are those variables' storages)."""
+    if isinstance(value, torch.Tensor) and value.untyped_storage().data_ptr() in pointers:
+        return value.clone()
     return value
 
 
@@ -69,22 +71,12 @@ def ancestors(targets, stop):
     return order, list(leaves.values())
 
 
-def depends_on(target, symbols):
-    """True if `target` is computed from any of `symbols` (compared by identity)."""
-    wanted = {id(s) for s in symbols}
-    if id(target) in wanted:
-        return True
-    nodes, leaves = ancestors([target], stop=set())
-    if any(id(leaf) in wanted for leaf in leaves):
-        return True
-    return any(id(item) in wanted for node in nodes for item in node.inputs)
-
-
 class _Emitter:
     """Turns nodes into lines of source, naming every value it refers to."""
 
     def __init__(self):
-        self.globals = {'_plain': _plain, '_unaliased': _unaliased, 'torch': torch}
+        self.globals = {'_plain': _plain, '_unaliased': _unaliased,
+                        '_storage_pointers': _storage_pointers, 'torch': torch}
         self.lines = []
         self.names = {}
         self._constants = {}
@@ -189,10 +181,11 @@ def compile_program(inputs, outputs, updates, metric_flags):
         if id(node) not in recorded:
             emitter.call(node, '')
 
-    updated_vars = [variable for variable, _ in updates]
-    updated = {id(variable) for variable in updated_vars}
+    updated = {id(variable) for variable, _ in updates}
+    reads_updated = _stale_after_updates(first_nodes, updated)
     updated_names = ', '.join(emitter.expression(v) for v, _ in updates if id(v) in emitter.names)
     first_values = {}
+    pointers_emitted = False
     for target in first_targets:
         expression = emitter.expression(target)
         if id(target) in first_values:
@@ -202,11 +195,13 @@ def compile_program(inputs, outputs, updates, metric_flags):
             name = 'r%d' % len(first_values)
             emitter.lines.append('%s = %s.clone()' % (name, expression))
             expression = name
-        elif updated_names and graph.is_symbol(target) and depends_on(target, updated_vars):
+        elif getattr(target, 'node', None) is not None and id(target.node) in reads_updated:
             # Views of an updated variable (identity, slices, reshapes) must not change.
+            if not pointers_emitted:
+                emitter.lines.append('pointers = _storage_pointers((%s,))' % updated_names)
+                pointers_emitted = True
             name = 'r%d' % len(first_values)
-            emitter.lines.append('%s = _unaliased(%s, (%s,))' % (name, expression,
-                                                                 updated_names))
+            emitter.lines.append('%s = _unaliased(%s, pointers)' % (name, expression))
             expression = name
         first_values[id(target)] = expression
     for i, (variable, value) in enumerate(updates):
