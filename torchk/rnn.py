@@ -5,7 +5,15 @@ into a sub-program (`program.compile_program`); one graph node then runs that su
 a Python loop. What the body reads from outside the loop (kernels, dropout masks, constants,
 the learning phase) is computed once per run by the outer program and handed to every step;
 autograd flows through the loop into all of it.
+
+A Keras `LSTMCell`, or `GRUCell` with `reset_after=True`, with tanh and sigmoid activations,
+no dropout, mask or constants computes exactly what torch's fused `torch.lstm`/`torch.gru`
+compute (gate orders differ only by a permutation of the weights): those run instead of
+the loop.
 """
+import inspect
+import sys
+
 import torch
 
 from . import graph
@@ -114,6 +122,77 @@ def _check_rnn_arguments(inputs, initial_states, mask, unroll, input_length):
                          'have shape %s and no input_length was given.' % (shape,))
 
 
+def _keras_cell(step_function):
+    """The Keras cell whose `call` `step_function` wraps (`RNN.call`'s closure over the
+    layer, layers/recurrent.py:660-673), or None for any other step function."""
+    layer = inspect.getclosurevars(step_function).nonlocals.get('self')
+    cell = getattr(layer, 'cell', None)
+    if type(cell).__module__ != 'keras.layers.recurrent':
+        return None
+    return cell
+
+
+def _fusable_cell(step_function, inputs, mask, constants, unroll):
+    """The Keras LSTM or GRU cell behind `step_function` when torch's fused recurrence
+    computes exactly the same function, else None."""
+    if mask is not None or constants or unroll or not inspect.isfunction(step_function):
+        return None
+    if _dtype_of(inputs) not in (torch.float32, torch.float64):
+        return None
+    cell = _keras_cell(step_function)
+    name = type(cell).__name__
+    if name not in ('LSTMCell', 'GRUCell') or (name == 'GRUCell' and not cell.reset_after):
+        return None
+    activations = sys.modules['keras.activations']
+    if cell.activation is not activations.tanh or \
+            cell.recurrent_activation is not activations.sigmoid:
+        return None
+    if cell.dropout or cell.recurrent_dropout:
+        return None
+    return cell
+
+
+def _torch_gate_order(weights):
+    """Keras GRU gates (z, r, h) on the last axis, in torch's order (r, z, n)."""
+    update, reset, new = weights.chunk(3, dim=-1)
+    return torch.cat([reset, update, new], dim=-1)
+
+
+@graph.op
+def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
+    if go_backwards:
+        inputs = inputs.flip(1)
+    weights = [kernel.t(), recurrent_kernel.t()]
+    if bias is not None:
+        weights += [bias, torch.zeros_like(bias)]
+    outputs, h, c = torch.lstm(inputs, (h0[None], c0[None]), weights, bias is not None, 1, 0.,
+                               False, False, True)
+    return outputs[:, -1], outputs, [h[0], c[0]]
+
+
+@graph.op
+def _fused_gru(inputs, h0, kernel, recurrent_kernel, bias, go_backwards):
+    if go_backwards:
+        inputs = inputs.flip(1)
+    weights = [_torch_gate_order(kernel).t(), _torch_gate_order(recurrent_kernel).t()]
+    if bias is not None:
+        weights += [_torch_gate_order(bias[0]), _torch_gate_order(bias[1])]
+    outputs, h = torch.gru(inputs, h0[None], weights, bias is not None, 1, 0., False, False,
+                           True)
+    return outputs[:, -1], outputs, [h[0]]
+
+
+def _fused_rnn(cell, inputs, initial_states, go_backwards):
+    if type(cell).__name__ == 'LSTMCell':
+        last, outputs, states = _fused_lstm(inputs, initial_states[0], initial_states[1],
+                                            cell.kernel, cell.recurrent_kernel, cell.bias,
+                                            go_backwards)
+    else:
+        last, outputs, states = _fused_gru(inputs, initial_states[0], cell.kernel,
+                                           cell.recurrent_kernel, cell.bias, go_backwards)
+    return last, outputs, list(states)
+
+
 def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
         constants=None, unroll=False, input_length=None):
     """Iterates over the time dimension of a tensor.
@@ -142,6 +221,9 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
     initial_states = list(initial_states or [])
     constants = list(constants or [])
     _check_rnn_arguments(inputs, initial_states, mask, unroll, input_length)
+    cell = _fusable_cell(step_function, inputs, mask, constants, unroll)
+    if cell is not None:
+        return _fused_rnn(cell, inputs, initial_states, go_backwards)
     first = -1 if go_backwards else 0
     output_0, _ = step_function(inputs[:, first], initial_states + constants)
     if unroll:
