@@ -1,4 +1,4 @@
-"""One dense-model training step on torchk (Keras 2.3.1 `train_on_batch`) against the same
+"""Dense-model training steps (a small and a larger MLP) on torchk (Keras 2.3.1 `train_on_batch`) against the same
 model written by hand in PyTorch, measured in the same process; plus `K.function` per-call
 overhead on a trivial graph.
 
@@ -15,23 +15,24 @@ from keras.layers import Dense  # noqa: E402
 from keras.models import Sequential  # noqa: E402
 from torchk import config  # noqa: E402
 
-BATCH, FEATURES, HIDDEN, CLASSES = 128, 64, 256, 10
+FEATURES, CLASSES = 64, 10
+SIZES = [(128, 256), (512, 1024)]  # (batch, hidden units)
 
 
-def keras_step(x, y):
-    model = Sequential([Dense(HIDDEN, activation='relu', input_shape=(FEATURES,)),
-                        Dense(HIDDEN, activation='relu'),
+def keras_step(x, y, hidden):
+    model = Sequential([Dense(hidden, activation='relu', input_shape=(FEATURES,)),
+                        Dense(hidden, activation='relu'),
                         Dense(CLASSES, activation='softmax')])
     model.compile(optimizer=keras.optimizers.Adam(), loss='categorical_crossentropy',
                   metrics=['accuracy'])
     return lambda: model.train_on_batch(x, y)
 
 
-def torch_step(x, y):
+def torch_step(x, y, hidden):
     device = config.device()
-    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, HIDDEN), torch.nn.ReLU(),
-                                torch.nn.Linear(HIDDEN, CLASSES)).to(device)
+    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(),
+                                torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
+                                torch.nn.Linear(hidden, CLASSES)).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
     labels = np.argmax(y, axis=1)
 
@@ -61,12 +62,13 @@ def function_overhead():
 
 def main():
     rng = np.random.RandomState(0)
-    x = rng.randn(BATCH, FEATURES).astype('float32')
-    y = keras.utils.to_categorical(rng.randint(0, CLASSES, BATCH), CLASSES)
     print('device: %s, torch threads: %d' % (config.device(), torch.get_num_threads()))
-    report('Dense MLP train_on_batch (batch %d)' % BATCH,
-           seconds_per_call(keras_step(x, y), number=30), seconds_per_call(torch_step(x, y),
-                                                                            number=30))
+    for batch, hidden in SIZES:
+        x = rng.randn(batch, FEATURES).astype('float32')
+        y = keras.utils.to_categorical(rng.randint(0, CLASSES, batch), CLASSES)
+        report('Dense MLP train_on_batch (%d x %d)' % (batch, hidden),
+               seconds_per_call(keras_step(x, y, hidden), number=20),
+               seconds_per_call(torch_step(x, y, hidden), number=20))
     fn, raw = function_overhead()
     report('K.function call, 1-op graph', seconds_per_call(fn, number=500),
            seconds_per_call(raw, number=500))

@@ -13,7 +13,6 @@ import torch
 
 from common import report, seconds_per_call
 
-import keras  # noqa: E402
 from keras.layers import LSTM, Dense, Embedding  # noqa: E402
 from keras.models import Sequential  # noqa: E402
 from torchk import config  # noqa: E402

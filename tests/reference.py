@@ -9,7 +9,6 @@ import importlib.util
 import os
 import types
 
-import numpy as np
 
 
 def _keras_dir():

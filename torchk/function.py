@@ -83,7 +83,8 @@ def learning_phase_scope(value):
         _learning_phase_value = previous
 
 
-def _is_learning_phase(symbol):
+def is_learning_phase(symbol):
+    """True if `symbol` is the learning-phase placeholder."""
     return symbol is _learning_phase_placeholder and symbol is not None
 
 
@@ -106,9 +107,9 @@ def _describe(symbol, position):
     return "input %d ('%s')" % (position, name) if name else 'input %d' % position
 
 
-def _convert_feed(symbol, value, position, device):
+def convert_feed(symbol, value, position, device):
     """Checks a fed value against its placeholder and converts it to a tensor."""
-    if _is_learning_phase(symbol):
+    if is_learning_phase(symbol):
         if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
             return torch.tensor(bool(value))
         raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
@@ -141,13 +142,14 @@ def _convert_feed(symbol, value, position, device):
     return torch.as_tensor(value, dtype=expected_dtype, device=device)
 
 
-def _flatten_updates(updates):
+def flatten_updates(updates):
+    """Keras' updates (pairs, nested lists of pairs) as a flat list of (variable, value)."""
     flat = []
     for item in updates or []:
         if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Variable):
             flat.append(item)
         elif isinstance(item, (list, tuple)):
-            flat.extend(_flatten_updates(item))
+            flat.extend(flatten_updates(item))
         else:
             raise TypeError('An update must be a (variable, new_value) pair as returned by '
                             'K.update, got %r.' % (item,))
@@ -188,12 +190,12 @@ class Function:
             if not isinstance(symbol, graph.KerasTensor):
                 raise TypeError('K.function inputs must be placeholders or symbolic tensors; '
                                 'input %d is %r.' % (position, symbol))
-        self.updates = _flatten_updates(updates)
+        self.updates = flatten_updates(updates)
         _check_update_shapes(self.updates)
         metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
         self._program, unfed = program.compile_program(
             self.inputs, self.outputs, self.updates, metric_flags)
-        missing = [p for p in unfed if not _is_learning_phase(p)]
+        missing = [p for p in unfed if not is_learning_phase(p)]
         if missing:
             raise ValueError('K.function %s needs placeholder(s) %s, which are not among its '
                              'inputs: add them to `inputs`.'
@@ -208,7 +210,7 @@ class Function:
             raise ValueError('K.function %s expects %d input value(s), got %d.'
                              % (self.name or '', len(self.inputs), len(inputs)))
         device = config.device()
-        feeds = [_convert_feed(s, v, i, device)
+        feeds = [convert_feed(s, v, i, device)
                  for i, (s, v) in enumerate(zip(self.inputs, inputs))]
         with torch.no_grad():
             values = self._program(*feeds, *self._defaults)

@@ -122,7 +122,7 @@ class _Emitter:
         self.names[id(node)] = name
 
 
-def _unique_updates(updates):
+def unique_updates(updates):
     """(variable, new value) pairs; a variable updated twice keeps its first update."""
     seen, result = set(), []
     for variable, value in updates:
@@ -146,7 +146,7 @@ def compile_program(inputs, outputs, updates, metric_flags):
         output values; `placeholders` are the placeholders the outputs need that are not fed,
         whose values follow the feeds.
     """
-    updates = _unique_updates(updates)
+    updates = unique_updates(updates)
     fed = {id(s): 'p%d' % i for i, s in enumerate(inputs)}
     first_targets = [o for o, m in zip(outputs, metric_flags) if not m]
     first_targets += [value for _, value in updates]
