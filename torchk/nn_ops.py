@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from . import config, dtypes
 from .graph import op, target_device
+from .math_ops import _axes, _axis
 
 __all__ = [
     'relu', 'elu', 'softmax', 'softplus', 'softsign', 'sigmoid', 'hard_sigmoid', 'tanh',
@@ -53,31 +54,6 @@ def _scalar(value, name):
                                            and value.ndim == 0 and value.dtype.kind in 'biuf'):
         return float(value)
     raise TypeError('`%s` must be a Python number or a 0-d numpy array, got %r.' % (name, value))
-
-
-def _axis(axis, rank, name='axis'):
-    """Returns `axis` checked against `rank` and made non-negative."""
-    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
-        raise TypeError('`%s` must be an int, got %r.' % (name, axis))
-    if not -rank <= axis < rank:
-        raise ValueError('Invalid `%s` %d for a tensor of rank %d: expected an int in [%d, %d).'
-                         % (name, axis, rank, -rank, rank))
-    return int(axis) % rank
-
-
-def _axes(axes, rank, name):
-    """Returns an int or an iterable of ints as a tuple of distinct non-negative axes."""
-    if isinstance(axes, numbers.Integral):
-        result = (_axis(axes, rank, name),)
-    else:
-        try:
-            result = tuple(_axis(a, rank, name) for a in axes)
-        except TypeError as e:
-            raise TypeError('`%s` must be an int or an iterable of ints, got %r.'
-                            % (name, axes)) from e
-    if len(set(result)) != len(result):
-        raise ValueError('`%s` %r names an axis twice.' % (name, axes))
-    return result
 
 
 def _same_shape(target, output):
