@@ -5,6 +5,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.sparse as scipy_sparse
 import torch
 
 from torchk import core as K
@@ -81,7 +82,6 @@ def test_dtype_round_trips_through_cast():
 
 
 def test_sparse_placeholder_fed_with_scipy_and_dot():
-    scipy_sparse = pytest.importorskip('scipy.sparse')
     x = K.placeholder(shape=(None, 4), sparse=True)
     assert K.is_sparse(x) and not K.is_sparse(K.placeholder(shape=(2,)))
     kernel = np.arange(8, dtype='float32').reshape(4, 2)

@@ -356,9 +356,11 @@ def random_op(fn):
 
 def _freeze_constant(value):
     """Converts numpy values in op arguments to torch constants once, at record time."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) and value.ndim > 0:
         return torch.as_tensor(value, device=config.device())
-    if isinstance(value, np.generic):
+    if isinstance(value, (np.ndarray, np.generic)):
+        # 0-d arrays are hyperparameters (`K.relu(x, alpha=K.cast_to_floatx(0.3))`) or
+        # scalar operands: Python numbers, which every op takes.
         return value.item()
     return value
 

@@ -27,10 +27,12 @@ numbering unless stated):
 - The leftover debug `print('tracking', value, name)` of `Layer.__setattr__` is dropped.
 - `keras.layers.wrappers` gets the module global `uses_learning_phase` its `TimeDistributed`
   step declares but never defines.
+- A `Lambda` without `output_shape` infers its output shape as it does under TF, instead of
+  assuming its input shape.
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
-first; the last three fixes patch their modules as soon as those have run.
+first; the last four fixes patch their modules as soon as those have run.
 """
 import builtins
 import collections
@@ -197,10 +199,38 @@ def _define_uses_learning_phase(wrappers):
         wrappers.uses_learning_phase = False
 
 
+def _infer_lambda_output_shapes(core):
+    """A `Lambda` without `output_shape` infers its shape by calling itself on placeholders
+    only for 'tensorflow' and 'cntk', and falls back to its input shape otherwise
+    (layers/core.py:667-690; 2.2.4 core.py:640-662): `layer.output_shape` and
+    `model.summary()` would be wrong. Under torchk the same inference works, so it is done
+    for torchk too."""
+    keras_compute_output_shape = core.Lambda.compute_output_shape
+
+    @functools.wraps(keras_compute_output_shape)
+    def compute_output_shape(self, input_shape):
+        backend = sys.modules['keras.backend']
+        if self._output_shape is not None or backend.backend() != 'torchk.core':
+            return keras_compute_output_shape(self, input_shape)
+        several = isinstance(input_shape, list)
+        shapes = input_shape if several else [input_shape]
+        input_dtypes = getattr(self, '_input_dtypes', None)
+        if not isinstance(input_dtypes, list):
+            input_dtypes = [input_dtypes] * len(shapes)
+        inputs = [backend.placeholder(shape=shape, dtype=dtype)
+                  for shape, dtype in zip(shapes, input_dtypes)]
+        outputs = self.call(inputs if several else inputs[0])
+        if isinstance(outputs, list):
+            return [backend.int_shape(output) for output in outputs]
+        return backend.int_shape(outputs)
+    core.Lambda.compute_output_shape = compute_output_shape
+
+
 _AFTER_IMPORT = {
     'keras.engine.saving': _read_string_attributes_as_bytes,
     'keras.engine.base_layer': _drop_tracking_print,
     'keras.layers.wrappers': _define_uses_learning_phase,
+    'keras.layers.core': _infer_lambda_output_shapes,
 }
 
 
