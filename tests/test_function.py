@@ -244,3 +244,29 @@ def test_print_tensor_prints_at_run_time(capsys):
     assert capsys.readouterr().out == ''
     K.function([x], [out])([np.ones(2)])
     assert 'value:' in capsys.readouterr().out
+
+
+def test_in_test_phase_is_in_train_phase_reversed():
+    x = K.placeholder(shape=(2,))
+    out = K.in_test_phase(x * 2., x)
+    f = K.function([x, K.learning_phase()], [out])
+    assert f([np.ones(2), 0])[0].tolist() == [2., 2.]
+    assert f([np.ones(2), 1])[0].tolist() == [1., 1.]
+    assert K.in_test_phase('test', 'train', training=1) == 'train'
+
+
+def test_control_dependencies_is_a_context_manager_for_any_argument():
+    v = K.variable(0.)
+    for control_inputs in ([K.update_add(v, 1.)], K.update_add(v, 1.), None):
+        with K.control_dependencies(control_inputs) as value:
+            assert value is None
+
+
+def test_session_objects_and_manual_initialization_are_accepted():
+    session = K.get_session()
+    K.set_session(None)
+    try:
+        assert K.get_session() is None
+    finally:
+        K.set_session(session)
+    assert K.manual_variable_initialization(True) is None

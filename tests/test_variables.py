@@ -155,3 +155,30 @@ def test_dropout_scales_kept_units_and_validates_level():
 def test_variable_from_symbolic_initial_value_is_evaluated_once():
     v = K.variable(K.random_normal((3,)))
     assert np.array_equal(K.get_value(v), K.get_value(v))
+
+
+def test_get_uid_counts_per_prefix_from_one():
+    K.reset_uids()
+    assert [K.get_uid('dense'), K.get_uid('dense'), K.get_uid('conv')] == [1, 2, 1]
+    K.reset_uids()
+    assert K.get_uid('dense') == 1
+
+
+def test_update_sub():
+    v = K.variable(np.array([5., 6.]))
+    K.function([], [], updates=[K.update_sub(v, np.array([1., 2.], 'float32'))])([])
+    assert K.get_value(v).tolist() == [4., 4.]
+
+
+@pytest.mark.parametrize('make, check', [
+    (lambda: K.random_uniform_variable((20000,), -1., 2., seed=1),
+     lambda v: v.min() >= -1. and v.max() < 2. and abs(v.mean() - 0.5) < 0.05),
+    (lambda: K.random_normal_variable((20000,), 3., 0.5, seed=1),
+     lambda v: abs(v.mean() - 3.) < 0.02 and abs(v.std() - 0.5) < 0.02),
+])
+def test_random_variables(make, check):
+    v = make()
+    assert K.is_variable(v)
+    value = K.get_value(v)
+    assert check(value)
+    np.testing.assert_array_equal(K.get_value(v), value)

@@ -33,7 +33,7 @@ import keras.layers as L
 from keras import backend as K
 from keras.engine.base_layer import Layer
 from keras.engine.network import Network
-from keras.models import Model
+from keras.models import Model, Sequential
 
 from .test_convolutional import LAYER_CASES as CONV_CASES
 
@@ -354,6 +354,21 @@ def test_every_public_layer_is_covered():
     # The lists do not name classes that keras.layers does not export.
     assert (covered | set(ABSTRACT) | set(UNSUPPORTED)) - exported == set()
     assert len(exported) >= 80
+
+
+def test_conv_lstm_2d_runs_its_cell():
+    layer = L.ConvLSTM2D(2, 3, padding='same', input_shape=(3, 5, 5, 1))
+    model = Sequential([layer])
+    assert isinstance(layer.cell, L.ConvLSTM2DCell)
+    assert model.predict(np.ones((2, 3, 5, 5, 1), 'float32')).shape == (2, 5, 5, 2)
+
+
+@pytest.mark.parametrize('name', ['Recurrent', 'ConvRecurrent2D'])
+def test_legacy_recurrent_bases_leave_the_step_to_subclasses(name):
+    base = getattr(L, name)
+    assert issubclass(base, Layer)
+    with pytest.raises(NotImplementedError):
+        base.step(None, None, None)
 
 
 @pytest.mark.parametrize('name', sorted(UNSUPPORTED))
