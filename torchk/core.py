@@ -4,6 +4,8 @@ Also a library of its own: `from torchk import core as K` works on plain torch t
 This module holds the object model (tensors, shapes, creators) and re-exports the ops,
 which live in modules by domain.
 """
+import sys
+
 import numpy as np
 import torch
 
@@ -199,3 +201,7 @@ def lesser_equal(x, y):
 
 
 keras_compat.install()
+if 'keras' in sys.modules:
+    # Keras is loading this backend: say once where it computes, next to Keras' own
+    # "Using torchk.core backend." line.
+    sys.stderr.write('torchk: computing on %s, floatx %s.\n' % (config.device(), floatx()))

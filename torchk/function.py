@@ -139,6 +139,10 @@ def convert_feed(symbol, value, position, device):
         raise ValueError('Cannot feed a value of shape %s to %s, which has shape %s.'
                          % (_format_shape(given_shape), _describe(symbol, position),
                             _format_shape(expected_shape)))
+    if device.type == 'cuda' and not isinstance(value, torch.Tensor):
+        # Page-locked host memory lets the copy to the GPU run asynchronously.
+        host = torch.as_tensor(value, dtype=expected_dtype).pin_memory()
+        return host.to(device, non_blocking=True)
     return torch.as_tensor(value, dtype=expected_dtype, device=device)
 
 
