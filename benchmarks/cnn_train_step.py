@@ -14,7 +14,7 @@ import time
 import numpy as np
 import torch
 
-from common import report
+from common import report, torch_classifier_step
 
 import keras  # noqa: E402
 from keras import layers  # noqa: E402
@@ -47,21 +47,8 @@ def torch_step(x, y):
     model = nn.Sequential(nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(64 * 5 * 5, CLASSES)).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
     images = np.ascontiguousarray(np.moveaxis(x, -1, 1))  # NCHW, torch's own layout
-    labels = np.argmax(y, axis=1)
-
-    def step():
-        inputs = torch.as_tensor(images, device=device)
-        targets = torch.as_tensor(labels, device=device)
-        optimizer.zero_grad()
-        logits = model(inputs)
-        loss = torch.nn.functional.cross_entropy(logits, targets)
-        loss.backward()
-        optimizer.step()
-        accuracy = (logits.argmax(1) == targets).float().mean()
-        return loss.item(), accuracy.item()
-    return step
+    return torch_classifier_step(model, images, np.argmax(y, axis=1), device)
 
 
 def interleaved_seconds(fns, repeats=7, number=10, sync=None):

@@ -27,3 +27,22 @@ def report(name, torchk_seconds, torch_seconds):
     """Prints one benchmark line with the torchk/torch ratio."""
     print('%-42s torchk %9.1f us   torch %9.1f us   ratio %.2fx'
           % (name, torchk_seconds * 1e6, torch_seconds * 1e6, torchk_seconds / torch_seconds))
+
+
+def torch_classifier_step(model, inputs, labels, device):
+    """One hand-written torch training step of a classifier (Adam, cross-entropy on logits),
+    the baseline the Keras models are compared with. Returns the step function."""
+    import torch
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
+
+    def step():
+        x = torch.as_tensor(inputs, device=device)
+        targets = torch.as_tensor(labels, device=device)
+        optimizer.zero_grad()
+        logits = model(x)
+        loss = torch.nn.functional.cross_entropy(logits, targets)
+        loss.backward()
+        optimizer.step()
+        accuracy = (logits.argmax(1) == targets).float().mean()
+        return loss.item(), accuracy.item()
+    return step

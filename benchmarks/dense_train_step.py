@@ -7,7 +7,7 @@ Run:  python benchmarks/dense_train_step.py
 import numpy as np
 import torch
 
-from common import report, seconds_per_call
+from common import report, seconds_per_call, torch_classifier_step
 
 import keras  # noqa: E402
 from keras import backend as K  # noqa: E402
@@ -33,20 +33,7 @@ def torch_step(x, y, hidden):
     model = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, hidden), torch.nn.ReLU(),
                                 torch.nn.Linear(hidden, CLASSES)).to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
-    labels = np.argmax(y, axis=1)
-
-    def step():
-        inputs = torch.as_tensor(x, device=device)
-        targets = torch.as_tensor(labels, device=device)
-        optimizer.zero_grad()
-        logits = model(inputs)
-        loss = torch.nn.functional.cross_entropy(logits, targets)
-        loss.backward()
-        optimizer.step()
-        accuracy = (logits.argmax(1) == targets).float().mean()
-        return loss.item(), accuracy.item()
-    return step
+    return torch_classifier_step(model, x, np.argmax(y, axis=1), device)
 
 
 def function_overhead():

@@ -24,6 +24,9 @@ numbering unless stated):
   subclass of `h5py.Group`, so it also works inside `H5Dict`, the path of `load_model`.
   Keras' own code runs unchanged; files are written as before, and files written with h5py 2
   (fixed-length strings, which h5py 3 still reads as bytes) read as before.
+- 2.2.4's `model_from_yaml` calls `yaml.load` without the `Loader` that PyYAML 6 requires;
+  the module's `yaml` gets a `load` whose `Loader` defaults to `yaml.FullLoader`, as the
+  2.2.5 and 2.3.1 calls pass it.
 - The leftover debug `print('tracking', value, name)` of `Layer.__setattr__` is dropped.
 - `keras.layers.wrappers` gets the module global `uses_learning_phase` its `TimeDistributed`
   step declares but never defines.
@@ -177,6 +180,32 @@ def _bytes_attributes_view(h5py):
     return view
 
 
+def _patch_saving(saving):
+    _read_string_attributes_as_bytes(saving)
+    _yaml_load_with_a_loader(saving)
+
+
+def _yaml_load_with_a_loader(saving):
+    """Gives `keras.engine.saving` a `yaml` whose `load` defaults `Loader` to
+    `yaml.FullLoader`: 2.2.4 saving.py:473 calls `yaml.load(yaml_string)`, which PyYAML 6
+    refuses (`Loader` became required). 2.2.5 saving.py:608 and 2.3.1 saving.py:643 pass
+    `Loader=yaml.FullLoader` themselves and get the same call. Only where PyYAML requires it."""
+    yaml = getattr(saving, 'yaml', None)
+    if yaml is None or not hasattr(yaml, 'FullLoader'):
+        return
+    if inspect.signature(yaml.load).parameters['Loader'].default is not inspect.Parameter.empty:
+        return
+
+    class Yaml(object):
+        def __getattr__(self, name):
+            return getattr(yaml, name)
+
+        @staticmethod
+        def load(stream, Loader=None, **kwargs):
+            return yaml.load(stream, Loader=Loader or yaml.FullLoader, **kwargs)
+    saving.yaml = Yaml()
+
+
 def _drop_tracking_print(base_layer):
     """Drops `print('tracking', value, name)` at engine/base_layer.py:1237 (2.3.x).
 
@@ -227,7 +256,7 @@ def _infer_lambda_output_shapes(core):
 
 
 _AFTER_IMPORT = {
-    'keras.engine.saving': _read_string_attributes_as_bytes,
+    'keras.engine.saving': _patch_saving,
     'keras.engine.base_layer': _drop_tracking_print,
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _infer_lambda_output_shapes,

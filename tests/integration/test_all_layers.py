@@ -175,6 +175,10 @@ ABSTRACT = {
     'Recurrent': 'the abstract base of the legacy Keras 1 recurrent layers',
     'ConvRecurrent2D': 'the abstract base of the legacy convolutional recurrent layers',
 }
+# Keras 2.2.4 also exports two bases, tested through their subclasses.
+ABSTRACT.update({name: why for name, why in [
+    ('Wrapper', 'the abstract base of Bidirectional and TimeDistributed'),
+    ('ConvRNN2D', 'the base of ConvLSTM2D')] if hasattr(L, name)})
 
 # Layers that cannot run on torchk: each must raise a clear error when built.
 UNSUPPORTED = {

@@ -23,7 +23,7 @@ from keras.layers import Conv2D, Dense, Flatten, Input, Lambda
 from keras.models import Model, Sequential
 from keras.utils import Sequence
 
-from .conftest import blobs, linear_data, linear_model, mlp, np_mse_grads, one_hot
+from .conftest import KERAS_2_2, blobs, linear_data, linear_model, mlp, np_mse_grads, one_hot
 
 
 # ------------------------------------------------------------------------------------------
@@ -346,7 +346,9 @@ def test_fit_and_predict_generator_with_thread_workers():
     history = model.fit_generator(train_seq, epochs=3, workers=2, use_multiprocessing=False,
                                   shuffle=False, verbose=0)
     assert history.history['loss'][-1] < history.history['loss'][0]
-    assert train_seq.epochs_ended >= 3
+    # 2.2.x calls the last epoch's on_epoch_end from the enqueuer's thread, racing with the
+    # stop of fit_generator (2.2.5 data_utils.py:586); 2.3.0 waits for it.
+    assert train_seq.epochs_ended >= (2 if KERAS_2_2 else 3)
     assert any(name != threading.current_thread().name for name in train_seq.threads)
 
     # The same batches in the same order through fit: the same weights.

@@ -11,7 +11,13 @@ import pytest
 import keras
 from keras import metrics as keras_metrics
 
-from .conftest import blobs, linear_data, mlp, np_categorical_crossentropy, one_hot
+from .conftest import (blobs, linear_data, metric_name, mlp, np_categorical_crossentropy,
+                       one_hot, requires_keras)
+
+# The stateful `keras.metrics` classes (TopKCategoricalAccuracy, Precision, ...) and the
+# `metrics_names` taken from the names given: both came with Keras 2.3.0.
+# test_keras_versions.py checks 2.2.x's stateless string metrics.
+metric_classes = requires_keras('2.3', 'the keras.metrics classes, added in 2.3.0')
 
 SAMPLES = 150
 
@@ -52,6 +58,7 @@ def _check(model, x, y, expected_of, batch_sizes=(SAMPLES, 64)):
 CLASSES = 8
 
 
+@metric_classes
 def test_categorical_metrics():
     x, labels = blobs(SAMPLES, 10, CLASSES, seed=0, spread=3.)
     y = one_hot(labels, CLASSES)
@@ -84,6 +91,7 @@ def _sparse_setup(metrics):
     return model, x, y, labels
 
 
+@metric_classes
 def test_sparse_categorical_metrics():
     model, x, y, labels = _sparse_setup(
         ['accuracy', 'sparse_categorical_accuracy',
@@ -100,6 +108,7 @@ def test_sparse_categorical_metrics():
     assert 0.2 < expected['accuracy'] < 1.
 
 
+@metric_classes
 def test_sparse_top_k_metrics():
     model, x, y, labels = _sparse_setup(
         ['sparse_top_k_categorical_accuracy',
@@ -114,6 +123,7 @@ def test_sparse_top_k_metrics():
     assert np.mean(model.predict(x).argmax(-1) == labels) < expected['top3'] < 1.
 
 
+@metric_classes
 def test_binary_metrics():
     x, labels = blobs(SAMPLES, 6, 2, seed=0, spread=3.)
     y = np.stack([labels, 1 - labels, (x[:, 0] > 0)], axis=1).astype('float32')  # multi-label
@@ -145,6 +155,7 @@ def test_binary_metrics():
     assert expected['accuracy'] != expected['acc_at_07']
 
 
+@metric_classes
 def test_regression_metrics():
     x, y = linear_data(SAMPLES, 4, 2, seed=0)
     y = y + 10.  # away from zero, for the percentage error
@@ -175,9 +186,9 @@ def test_metrics_in_fit_history_are_epoch_means():
     history = model.fit(x, y, batch_size=32, epochs=2, verbose=0)
     pred = model.predict(x)
     for epoch in range(2):
-        assert history.history['accuracy'][epoch] == pytest.approx(
+        assert history.history[metric_name('accuracy')][epoch] == pytest.approx(
             np.mean(pred.argmax(-1) == labels), abs=1e-6)
-        assert history.history['mae'][epoch] == pytest.approx(np.mean(np.abs(pred - y)),
-                                                              rel=1e-5)
+        assert history.history[metric_name('mae')][epoch] == pytest.approx(
+            np.mean(np.abs(pred - y)), rel=1e-5)
         assert history.history['loss'][epoch] == pytest.approx(
             np_categorical_crossentropy(y, pred).mean(), rel=1e-5)

@@ -26,6 +26,8 @@ from keras.layers import (GRU, LSTM, Bidirectional, ConvLSTM2D, Dense, Embedding
                           Input, Masking, SimpleRNN, TimeDistributed)
 from keras.models import Model, Sequential, load_model
 
+from .conftest import RECURRENT_ACTIVATION
+
 
 # ------------------------------------------------------------------------------------------
 # Synthetic sequence tasks.
@@ -148,7 +150,7 @@ def np_simple_rnn(x, weights, activation='tanh', **kwargs):
     return np_run(step, x, [np.zeros((len(x), kernel.shape[1]))], **kwargs)
 
 
-def np_gru(x, weights, reset_after, activation='tanh', recurrent_activation='sigmoid',
+def np_gru(x, weights, reset_after, activation='tanh', recurrent_activation=RECURRENT_ACTIVATION,
            **kwargs):
     kernel, recurrent, bias = weights
     u = kernel.shape[1] // 3
@@ -169,7 +171,8 @@ def np_gru(x, weights, reset_after, activation='tanh', recurrent_activation='sig
     return np_run(step, x, [np.zeros((len(x), u))], **kwargs)
 
 
-def np_lstm(x, weights, activation='tanh', recurrent_activation='sigmoid', **kwargs):
+def np_lstm(x, weights, activation='tanh', recurrent_activation=RECURRENT_ACTIVATION,
+            **kwargs):
     kernel, recurrent, bias = weights
     u = kernel.shape[1] // 4
     act, rec = NP_ACTIVATIONS[activation], NP_ACTIVATIONS[recurrent_activation]

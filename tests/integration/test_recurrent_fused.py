@@ -16,8 +16,8 @@ def sigmoid_copy(x):
 
 
 def build(layer_class, fused, go_backwards, **options):
-    if not fused:
-        options['recurrent_activation'] = sigmoid_copy
+    # 'sigmoid' explicitly: it is the default only since Keras 2.3.0 (2.2.x: 'hard_sigmoid').
+    options['recurrent_activation'] = 'sigmoid' if fused else sigmoid_copy
     model = Sequential([layer_class(6, input_shape=(7, 3), go_backwards=go_backwards,
                                     return_sequences=True, **options),
                         keras.layers.Flatten(), Dense(1)])
