@@ -171,7 +171,7 @@ def _arange_bound(value, name):
     return value
 
 
-@op
+@op(dynamic_axes=(0,))  # the length depends on the values of start, stop and step
 def arange(start, stop=None, step=1, dtype='int32'):
     """Creates a 1D tensor containing a sequence of numbers.
 

@@ -171,7 +171,8 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     return loss[:, None].to(y_pred.dtype)
 
 
-@op
+# The decoded sequences (result[0]) are as long as the longest decoding: a value, not a shape.
+@op(dynamic_axes=lambda path: (1,) if path[0] == 0 else ())
 def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1,
                merge_repeated=False):
     """Decodes the output of a softmax.

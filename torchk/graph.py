@@ -332,16 +332,26 @@ def _symbols_in(value):
     return tuple(found.values())
 
 
-def op(fn):
+def op(fn=None, *, dynamic_axes=()):
     """Makes `fn`, a plain function over torch tensors, a Keras backend op.
 
     With a Keras symbol anywhere in its arguments the op records a node and returns
     `KerasTensor`s (in the structure `fn` returns); otherwise it runs at once.
+
+    # Arguments
+        fn: the function (`@op` and `@op(dynamic_axes=...)` both work).
+        dynamic_axes: for an op whose output sizes depend on the values of its inputs (not
+            only on their shapes), which cannot be inferred from example runs: the axes of
+            each output to leave unknown, or a function of an output's position in the
+            result (a tuple of indices) returning them.
     """
+    if fn is None:
+        return functools.partial(op, dynamic_axes=dynamic_axes)
+
     @functools.wraps(fn)
     def dispatch(*args, **kwargs):
         if _contains_symbol(args) or (kwargs and _contains_symbol(kwargs)):
-            return record(fn, args, kwargs)
+            return record(fn, args, kwargs, dynamic_axes=dynamic_axes)
         return fn(*args, **kwargs)
     return dispatch
 
@@ -365,25 +375,28 @@ def _freeze_constant(value):
     return value
 
 
-def record(fn, args, kwargs=None, kind='op'):
-    """Records `fn(*args, **kwargs)` as a node and returns its symbolic results."""
+def record(fn, args, kwargs=None, kind='op', dynamic_axes=()):
+    """Records `fn(*args, **kwargs)` as a node and returns its symbolic results
+    (`dynamic_axes` as for `op`)."""
     args = _map_structure(_freeze_constant, tuple(args))
     kwargs = _map_structure(_freeze_constant, dict(kwargs or {}))
     node = Node(fn, args, kwargs, _symbols_in((args, kwargs)), kind)
     examples = _infer_examples(node)
-    return _symbolic_results(node, examples, ())
+    return _symbolic_results(node, examples, (), dynamic_axes)
 
 
-def _symbolic_results(node, examples, path):
+def _symbolic_results(node, examples, path, dynamic_axes):
     first, second = examples
     if isinstance(first, torch.Tensor):
         if first.ndim == second.ndim:
-            shape = tuple(a if a == b else None for a, b in zip(first.shape, second.shape))
+            unknown = dynamic_axes(path) if callable(dynamic_axes) else dynamic_axes
+            shape = tuple(None if a != b or i in unknown else a
+                          for i, (a, b) in enumerate(zip(first.shape, second.shape)))
         else:
             shape = None
         return KerasTensor(node, path, shape, first.dtype, examples)
     if isinstance(first, (list, tuple)):
-        items = [_symbolic_results(node, (a, b), path + (i,))
+        items = [_symbolic_results(node, (a, b), path + (i,), dynamic_axes)
                  for i, (a, b) in enumerate(zip(first, second))]
         return items if isinstance(first, list) else tuple(items)
     return first
