@@ -289,3 +289,12 @@ with keras.utils.CustomObjectScope({'FakeModel': FakeModel}):  # a dict, no HDF5
     unpickled = saving.unpickle_model(saving.pickle_model(saved))
 assert same(values(unpickled.layers), expected)
 '''))
+
+
+def test_keras_backend_has_the_session_functions():
+    import keras.backend as K
+    from torchk import core
+    assert K.clear_session is core.clear_session and K.get_session is core.get_session
+    K.get_uid('compat_test')
+    K.clear_session()
+    assert K.get_uid('compat_test') == 1

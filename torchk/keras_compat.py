@@ -32,10 +32,12 @@ numbering unless stated):
   step declares but never defines.
 - A `Lambda` without `output_shape` infers its output shape as it does under TF, instead of
   assuming its input shape.
+- `keras.backend` gets `clear_session`, `get_session`, `set_session` and
+  `manual_variable_initialization`, which Keras imports from the backend only for TF.
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
-first; the last four fixes patch their modules as soon as those have run.
+first; the last five fixes patch their modules as soon as those have run.
 """
 import builtins
 import collections
@@ -255,11 +257,33 @@ def _infer_lambda_output_shapes(core):
     core.Lambda.compute_output_shape = compute_output_shape
 
 
+# TF-only in Keras' import list (backend/__init__.py:156-164; 2.2.5 the same), but called
+# by users of every backend.
+_SESSION_FUNCTIONS = ('clear_session', 'get_session', 'set_session',
+                      'manual_variable_initialization')
+
+
+def _export_session_functions(backend):
+    """`keras.backend` imports `clear_session`, `get_session`, `set_session` and
+    `manual_variable_initialization` from the backend only for TensorFlow (backend/
+    __init__.py:156-164): `K.clear_session()` would raise AttributeError. torchk's versions
+    are added to `keras.backend` when torchk is its backend (also while `keras.backend` is
+    still importing it: the attributes set then stay)."""
+    core = sys.modules.get('torchk.core')
+    loading = sys.modules.get('keras.backend.load_backend')
+    if core is None or getattr(loading, '_BACKEND', None) != 'torchk.core':
+        return
+    for name in _SESSION_FUNCTIONS:
+        if not hasattr(backend, name):
+            setattr(backend, name, getattr(core, name))
+
+
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
     'keras.engine.base_layer': _drop_tracking_print,
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _infer_lambda_output_shapes,
+    'keras.backend': _export_session_functions,
 }
 
 
