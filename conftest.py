@@ -11,3 +11,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tes
 os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
 os.environ['KERAS_HOME'] = tempfile.mkdtemp(prefix='torchk-keras-home-')
 os.environ.setdefault('TORCHK_DEVICE', 'cpu')
+
+import pytest  # noqa: E402  (after the environment is set)
+
+from torchk import config  # noqa: E402
+
+
+@pytest.fixture
+def floatx64():
+    """Sets torchk's floatx to float64 for one test."""
+    config.set_floatx('float64')
+    yield
+    config.set_floatx('float32')

@@ -7,7 +7,6 @@ from numpy.testing import assert_allclose, assert_array_equal
 from reference import numpy_backend as npb
 from torchk import array_ops as A
 from torchk import math_ops as M
-from torchk import config
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(2, 3, 4)
@@ -16,13 +15,6 @@ TX = torch.from_numpy(X)
 
 def _np(t):
     return t.detach().cpu().numpy()
-
-
-@pytest.fixture
-def floatx64():
-    config.set_floatx('float64')
-    yield
-    config.set_floatx('float32')
 
 
 # Joining and stacking.

@@ -5,7 +5,6 @@ import torch
 from numpy.testing import assert_allclose, assert_array_equal
 
 from reference import numpy_backend as npb
-from torchk import config
 from torchk import math_ops as M
 
 RNG = np.random.RandomState(0)
@@ -14,13 +13,6 @@ X = RNG.randn(2, 3, 4)
 
 def _np(t):
     return t.detach().cpu().numpy()
-
-
-@pytest.fixture
-def floatx64():
-    config.set_floatx('float64')
-    yield
-    config.set_floatx('float32')
 
 
 # Conversion.

@@ -200,3 +200,21 @@ def assert_weights_equal(a, b, **kwargs):
 
 def lr_of(model):
     return float(K.get_value(model.optimizer.lr))
+
+
+def assert_one_step_moves_weights(inputs, features, layer, x, batch):
+    """Puts a `Dense(1)` head on `features` (the output of `layer`, flattened or pooled by
+    the caller), trains one mse step on `x` and asserts that every trainable weight of
+    `layer` and of the head changed."""
+    head = keras.layers.Dense(1)
+    model = keras.models.Model(inputs, head(features))
+    model.compile(optimizer=keras.optimizers.Adam(lr=0.01), loss='mse')
+    target = np.random.RandomState(1).normal(size=(batch, 1)).astype('float32')
+    weights = layer.trainable_weights + head.trainable_weights
+    before = K.batch_get_value(weights)
+    loss = model.train_on_batch(x, target)
+    assert np.isfinite(loss)
+    after = K.batch_get_value(weights)
+    for w, old, new in zip(weights, before, after):
+        assert old.shape == new.shape
+        assert np.any(old != new), 'weight %s did not change' % w.name

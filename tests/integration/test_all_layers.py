@@ -35,6 +35,7 @@ from keras.engine.base_layer import Layer
 from keras.engine.network import Network
 from keras.models import Model, Sequential
 
+from .conftest import assert_one_step_moves_weights
 from .test_convolutional import LAYER_CASES as CONV_CASES
 
 
@@ -248,22 +249,11 @@ def test_layer(case):
     assert np.all(np.isfinite(y))
 
     # One training step through the layer moves each of its trainable weights.
-    head = L.Dense(1)
     if output_mask(layer) is not None:  # Flatten does not take a mask: pool instead
         flat = L.GlobalAveragePooling1D()(out)
     else:
         flat = L.Flatten()(out) if len(declared) > 2 else out
-    model = Model(inputs, head(flat))
-    model.compile(optimizer=keras.optimizers.Adam(lr=0.01), loss='mse')
-    target = np.random.RandomState(1).normal(size=(BATCH, 1)).astype('float32')
-    weights = layer.trainable_weights + head.trainable_weights
-    before = K.batch_get_value(weights)
-    loss = model.train_on_batch(x, target)
-    assert np.isfinite(loss)
-    after = K.batch_get_value(weights)
-    for w, old, new in zip(weights, before, after):
-        assert old.shape == new.shape
-        assert np.any(old != new), 'weight %s did not change' % w.name
+    assert_one_step_moves_weights(inputs, flat, layer, x, BATCH)
     trained = features.predict(x)
     assert trained.shape == y.shape
     if layer.trainable_weights:

@@ -27,7 +27,7 @@ from keras import backend as K
 from keras import layers as L
 from keras.models import Model, Sequential
 
-from .conftest import one_hot
+from .conftest import assert_one_step_moves_weights, one_hot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FORMATS = ('channels_last', 'channels_first')
@@ -326,19 +326,8 @@ def test_layer_shapes_and_training_step(make, spatial, channels, data_format):
     assert np.all(np.isfinite(y))
 
     # One training step through the layer moves every one of its trainable weights.
-    head = L.Dense(1)
     pooled = L.Flatten()(out) if len(declared) > 2 else out
-    model = Model(inp, head(pooled))
-    model.compile(optimizer=keras.optimizers.Adam(lr=0.01), loss='mse')
-    target = np.random.RandomState(1).normal(size=(batch, 1)).astype('float32')
-    weights = layer.trainable_weights + head.trainable_weights
-    before = K.batch_get_value(weights)
-    loss = model.train_on_batch(x, target)
-    assert np.isfinite(loss)
-    after = K.batch_get_value(weights)
-    for w, old, new in zip(weights, before, after):
-        assert old.shape == new.shape
-        assert np.any(old != new), 'weight %s did not change' % w.name
+    assert_one_step_moves_weights(inp, pooled, layer, x, batch)
     # The trained model still predicts with the declared shape.
     assert features.predict(x).shape == fill_batch(declared, batch)
 
