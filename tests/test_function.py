@@ -270,3 +270,35 @@ def test_session_objects_and_manual_initialization_are_accepted():
     finally:
         K.set_session(session)
     assert K.manual_variable_initialization(True) is None
+
+
+@pytest.mark.parametrize('bounds', [[(0, 2), (2, 4), (4, 6)], [(4, 6), (0, 1)]])
+def test_column_slices_of_one_tensor_become_one_split(bounds):
+    x_value = np.random.RandomState(0).randn(3, 6).astype('float32')
+    kernel = np.random.RandomState(1).randn(6, 6).astype('float32')
+    x = K.placeholder(shape=(None, 6))
+    w = K.variable(kernel)
+    product = K.dot(x, w)
+    parts = [product[:, a:b] for a, b in bounds]
+    loss = sum(K.sum(K.tanh(part) * (i + 1.)) for i, part in enumerate(parts))
+    f = K.function([x], [loss] + K.gradients(loss, [w]) + parts)
+    assert 'torch.split' in f._program.source
+    got = f([x_value])
+
+    wt = torch.tensor(kernel, requires_grad=True)
+    zt = torch.tensor(x_value) @ wt
+    expected = sum(torch.tanh(zt[:, a:b]).sum() * (i + 1.) for i, (a, b) in enumerate(bounds))
+    expected.backward()
+    np.testing.assert_allclose(got[0], expected.item(), rtol=1e-5)
+    np.testing.assert_allclose(got[1], wt.grad.numpy(), rtol=1e-5, atol=1e-6)
+    for value, (a, b) in zip(got[2:], bounds):
+        np.testing.assert_allclose(value, zt.detach().numpy()[:, a:b], rtol=1e-5)
+
+
+def test_overlapping_column_slices_are_left_alone():
+    x = K.placeholder(shape=(None, 6))
+    f = K.function([x], [x[:, 0:4], x[:, 2:6]])
+    assert 'torch.split' not in f._program.source
+    first, second = f([np.arange(12.).reshape(2, 6)])
+    assert first.tolist() == [[0., 1., 2., 3.], [6., 7., 8., 9.]]
+    assert second.tolist() == [[2., 3., 4., 5.], [8., 9., 10., 11.]]

@@ -112,6 +112,17 @@ class _Emitter:
             return repr(value)
         return self.constant(value)
 
+    def split(self, node, indent, group, index):
+        """Names `node` part `index` of its group's `torch.split`, emitted once."""
+        source, sizes = group
+        if id(group) not in self.names:
+            name = 's%d' % self._count
+            self._count += 1
+            self.lines.append('%s%s = torch.split(%s, %r, dim=-1)'
+                              % (indent, name, self.expression(source), sizes))
+            self.names[id(group)] = name
+        self.names[id(node)] = '%s[%d]' % (self.names[id(group)], index)
+
     def call(self, node, indent, extra_kwargs=''):
         name = 'v%d' % self._count
         self._count += 1
@@ -120,6 +131,50 @@ class _Emitter:
         kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node.kwargs.items())
         self.lines.append('%s%s = %s(%s%s%s)' % (indent, name, fn, args, kwargs, extra_kwargs))
         self.names[id(node)] = name
+
+
+def _column_slice(node):
+    """(source, start, stop) when `node` is `x[:, ..., start:stop]` on the last axis of an
+    `x` whose last dimension is static, else None."""
+    if node.fn is not graph.getitem or not isinstance(node.args[0], graph.KerasTensor):
+        return None
+    source, key = node.args
+    shape = source._static_shape
+    if not shape or shape[-1] is None or not isinstance(key, tuple) or len(key) != len(shape):
+        return None
+    if any(k != slice(None) for k in key[:-1]) or not isinstance(key[-1], slice):
+        return None
+    last = key[-1]
+    if last.step is not None or not all(v is None or type(v) is int for v in (last.start,
+                                                                                 last.stop)):
+        return None
+    start, stop, _ = last.indices(shape[-1])
+    return (source, start, stop) if start < stop else None
+
+
+def _column_splits(nodes):
+    """Groups of disjoint column slices of one tensor, as `{node id: (group, index)}` with
+    `group = (source, sizes)`: each group is computed by one `torch.split`, whose backward
+    builds one gradient for the source instead of one zero-filled gradient per slice (an
+    LSTM step slices its four gates from one product)."""
+    by_source = {}
+    for node in nodes:
+        found = _column_slice(node)
+        if found is not None:
+            by_source.setdefault(id(found[0]), []).append((found, node))
+    groups = {}
+    for members in by_source.values():
+        members.sort(key=lambda member: member[0][1])
+        bounds = [(start, stop) for (_, start, stop), _ in members]
+        if len(members) < 2 or any(a[1] > b[0] for a, b in zip(bounds, bounds[1:])):
+            continue
+        source = members[0][0][0]
+        edges = sorted({0, source._static_shape[-1]} | {e for pair in bounds for e in pair})
+        sizes = [b - a for a, b in zip(edges, edges[1:])]
+        group = (source, sizes)
+        for (_, start, _), node in members:
+            groups[id(node)] = (group, edges.index(start))
+    return groups
 
 
 def unique_updates(updates):
@@ -172,13 +227,19 @@ def compile_program(inputs, outputs, updates, metric_flags):
         emitter.lines.append('with torch.enable_grad():')
     for i, variable in enumerate(variables):
         emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
+    recorded_splits = _column_splits([n for n in first_nodes if id(n) in recorded])
     for node in first_nodes:
-        if id(node) in recorded:
+        if id(node) in recorded_splits:
+            emitter.split(node, indent, *recorded_splits[id(node)])
+        elif id(node) in recorded:
             second_order = node.kind == GRADIENTS
             emitter.call(node, indent,
                          'create_graph=True' if second_order else '')
+    splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
     for node in first_nodes:
-        if id(node) not in recorded:
+        if id(node) in splits:
+            emitter.split(node, '', *splits[id(node)])
+        elif id(node) not in recorded:
             emitter.call(node, '')
 
     updated = {id(variable) for variable, _ in updates}
