@@ -8,13 +8,10 @@ around each conv/pool) and channels_first (torch's own layout).
 
 Run:  python benchmarks/cnn_train_step.py
 """
-import statistics
-import time
-
 import numpy as np
 import torch
 
-from common import report, torch_classifier_step
+from common import interleaved_seconds, report, torch_classifier_step
 
 import keras  # noqa: E402
 from keras import layers  # noqa: E402
@@ -51,24 +48,6 @@ def torch_step(x, y):
     return torch_classifier_step(model, images, np.argmax(y, axis=1), device)
 
 
-def interleaved_seconds(fns, repeats=7, number=10, sync=None):
-    """Like common.seconds_per_call for several functions at once, their rounds alternating,
-    so that a load change on a shared machine hits every side alike. Returns the median
-    seconds per call of each."""
-    for fn in fns:
-        fn()
-    rounds = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, times in zip(fns, rounds):
-            start = time.perf_counter()
-            for _ in range(number):
-                fn()
-            if sync is not None:
-                sync()
-            times.append((time.perf_counter() - start) / number)
-    return [statistics.median(times) for times in rounds]
-
-
 def main():
     rng = np.random.RandomState(0)
     x = rng.rand(BATCH, SIZE, SIZE, 1).astype('float32')
@@ -78,7 +57,7 @@ def main():
     print('device: %s, torch threads: %d' % (device, torch.get_num_threads()))
     formats = ('channels_last', 'channels_first')
     seconds = interleaved_seconds([torch_step(x, y)] + [keras_step(x, y, f) for f in formats],
-                                  sync=sync)
+                                  repeats=7, number=10, sync=sync)
     for data_format, keras_seconds in zip(formats, seconds[1:]):
         report('CNN train_on_batch %s (batch %d)' % (data_format, BATCH), keras_seconds,
                seconds[0])

@@ -8,7 +8,7 @@ from . import config
 from . import dtypes
 from . import graph
 from . import program
-from .variables import Variable, to_numpy
+from .variables import Variable, reset_uids, to_numpy
 
 _LEARNING_PHASE_NAME = 'keras_learning_phase'
 _learning_phase_placeholder = None
@@ -91,7 +91,6 @@ def is_learning_phase(symbol):
 def clear_session():
     """Resets the uids and the learning phase, as Keras' TF backend does."""
     global _learning_phase_placeholder, _learning_phase_value
-    from .variables import reset_uids
     reset_uids()
     _learning_phase_placeholder = None
     _learning_phase_value = None

@@ -18,6 +18,7 @@ import torch
 
 from . import graph
 from . import program
+from .array_ops import stack, zeros_like
 from .function import placeholder
 
 
@@ -247,7 +248,6 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
 
 def _unrolled_rnn(step_function, inputs, states, go_backwards, mask, constants, length,
                   output_0):
-    from .array_ops import stack, zeros_like
     steps = range(length - 1, -1, -1) if go_backwards else range(length)
     outputs = []
     previous = zeros_like(output_0) if mask is not None else None
