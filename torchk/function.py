@@ -8,6 +8,7 @@ from . import config
 from . import dtypes
 from . import graph
 from . import program
+from .validation import format_shape
 from .variables import Variable, reset_uids, to_numpy
 
 _LEARNING_PHASE_NAME = 'keras_learning_phase'
@@ -96,11 +97,6 @@ def clear_session():
     _learning_phase_value = None
 
 
-def _format_shape(shape):
-    return '(%s)' % ', '.join('None' if d is None else str(d) for d in shape) \
-        if len(shape) != 1 else '(%s,)' % ('None' if shape[0] is None else shape[0])
-
-
 def _describe(symbol, position):
     name = getattr(symbol, 'name', None)
     return "input %d ('%s')" % (position, name) if name else 'input %d' % position
@@ -136,8 +132,8 @@ def convert_feed(symbol, value, position, device):
             len(given_shape) != len(expected_shape)
             or any(e is not None and e != g for e, g in zip(expected_shape, given_shape))):
         raise ValueError('Cannot feed a value of shape %s to %s, which has shape %s.'
-                         % (_format_shape(given_shape), _describe(symbol, position),
-                            _format_shape(expected_shape)))
+                         % (format_shape(given_shape), _describe(symbol, position),
+                            format_shape(expected_shape)))
     if device.type == 'cuda' and not isinstance(value, torch.Tensor):
         # Page-locked host memory lets the copy to the GPU run asynchronously.
         host = torch.as_tensor(value, dtype=expected_dtype).pin_memory()
@@ -168,7 +164,7 @@ def _check_update_shapes(updates):
         if len(shape) != len(target) or any(
                 s is not None and s != t for s, t in zip(shape, target)):
             raise ValueError('Cannot update %s of shape %s with a value of shape %s.'
-                             % (variable.name, _format_shape(target), _format_shape(shape)))
+                             % (variable.name, format_shape(target), format_shape(shape)))
 
 
 def int_shape_of(x):

@@ -54,6 +54,12 @@ def _scope_prefix():
     return ''.join(s + '/' for s in _NAME_SCOPES if s)
 
 
+def current_scope():
+    """The innermost `name_scope` (Keras opens one per layer call), or None outside any."""
+    named = [s for s in _NAME_SCOPES if s]
+    return named[-1] if named else None
+
+
 def _unique_variable_name(name):
     """TF-style unique name: `scope/name:0`, with `_1`, `_2`... on repeats."""
     base = _scope_prefix() + re.sub(r':\d+$', '', name or 'Variable')
