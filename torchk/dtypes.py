@@ -48,3 +48,11 @@ def to_numpy(dtype):
     if torch_dtype == torch.bfloat16:
         return np.dtype('float32')
     return np.dtype(_NAMES[torch_dtype])
+
+
+def as_tensor(value, dtype=None, device=None):
+    """`torch.as_tensor`, also for numpy arrays with negative strides (`img[..., ::-1]`,
+    `np.flip`), which torch refuses: only those are copied, to a contiguous array."""
+    if isinstance(value, np.ndarray) and any(stride < 0 for stride in value.strides):
+        value = np.ascontiguousarray(value)
+    return torch.as_tensor(value, dtype=dtype, device=device)

@@ -59,70 +59,70 @@ class SymbolicOperators:
     __array_ufunc__ = None
 
     def __add__(self, other):
-        return record(operator.add, (self, other))
+        return record(operator.add, (self, _operand(other, self)))
 
     def __radd__(self, other):
-        return record(operator.add, (other, self))
+        return record(operator.add, (_operand(other, self), self))
 
     def __sub__(self, other):
-        return record(operator.sub, (self, other))
+        return record(operator.sub, (self, _operand(other, self)))
 
     def __rsub__(self, other):
-        return record(operator.sub, (other, self))
+        return record(operator.sub, (_operand(other, self), self))
 
     def __mul__(self, other):
-        return record(operator.mul, (self, other))
+        return record(operator.mul, (self, _operand(other, self)))
 
     def __rmul__(self, other):
-        return record(operator.mul, (other, self))
+        return record(operator.mul, (_operand(other, self), self))
 
     def __truediv__(self, other):
-        return record(operator.truediv, (self, other))
+        return record(operator.truediv, (self, _operand(other, self)))
 
     def __rtruediv__(self, other):
-        return record(operator.truediv, (other, self))
+        return record(operator.truediv, (_operand(other, self), self))
 
     def __floordiv__(self, other):
-        return record(operator.floordiv, (self, other))
+        return record(operator.floordiv, (self, _operand(other, self)))
 
     def __rfloordiv__(self, other):
-        return record(operator.floordiv, (other, self))
+        return record(operator.floordiv, (_operand(other, self), self))
 
     def __mod__(self, other):
-        return record(operator.mod, (self, other))
+        return record(operator.mod, (self, _operand(other, self)))
 
     def __rmod__(self, other):
-        return record(operator.mod, (other, self))
+        return record(operator.mod, (_operand(other, self), self))
 
     def __pow__(self, other):
-        return record(operator.pow, (self, other))
+        return record(operator.pow, (self, _operand(other, self)))
 
     def __rpow__(self, other):
-        return record(operator.pow, (other, self))
+        return record(operator.pow, (_operand(other, self), self))
 
     def __matmul__(self, other):
-        return record(operator.matmul, (self, other))
+        return record(operator.matmul, (self, _operand(other, self)))
 
     def __rmatmul__(self, other):
-        return record(operator.matmul, (other, self))
+        return record(operator.matmul, (_operand(other, self), self))
 
     def __and__(self, other):
-        return record(operator.and_, (self, other))
+        return record(operator.and_, (self, _operand(other, self)))
 
     def __rand__(self, other):
-        return record(operator.and_, (other, self))
+        return record(operator.and_, (_operand(other, self), self))
 
     def __or__(self, other):
-        return record(operator.or_, (self, other))
+        return record(operator.or_, (self, _operand(other, self)))
 
     def __ror__(self, other):
-        return record(operator.or_, (other, self))
+        return record(operator.or_, (_operand(other, self), self))
 
     def __xor__(self, other):
-        return record(operator.xor, (self, other))
+        return record(operator.xor, (self, _operand(other, self)))
 
     def __rxor__(self, other):
-        return record(operator.xor, (other, self))
+        return record(operator.xor, (_operand(other, self), self))
 
     def __neg__(self):
         return record(operator.neg, (self,))
@@ -137,16 +137,16 @@ class SymbolicOperators:
         return record(operator.invert, (self,))
 
     def __lt__(self, other):
-        return record(operator.lt, (self, other))
+        return record(operator.lt, (self, _operand(other, self)))
 
     def __le__(self, other):
-        return record(operator.le, (self, other))
+        return record(operator.le, (self, _operand(other, self)))
 
     def __gt__(self, other):
-        return record(operator.gt, (self, other))
+        return record(operator.gt, (self, _operand(other, self)))
 
     def __ge__(self, other):
-        return record(operator.ge, (self, other))
+        return record(operator.ge, (self, _operand(other, self)))
 
     def __eq__(self, other):
         return self is other
@@ -171,6 +171,15 @@ class SymbolicOperators:
     __iand__ = __and__
     __ior__ = __or__
     __ixor__ = __xor__
+
+
+def _operand(value, like):
+    """Nested lists and tuples of numbers (`x - [[1., 2., 3.]]`) become constants of `like`'s
+    dtype, as TF converts the other operand of a binary operator."""
+    if isinstance(value, (list, tuple)) and not _contains_symbol(value):
+        return torch.as_tensor(np.asarray(value), dtype=dtypes.to_torch(like.dtype),
+                               device=config.device())
+    return value
 
 
 def getitem(x, key):
@@ -367,7 +376,7 @@ def random_op(fn):
 def _freeze_constant(value):
     """Converts numpy values in op arguments to torch constants once, at record time."""
     if isinstance(value, np.ndarray) and value.ndim > 0:
-        return torch.as_tensor(value, device=config.device())
+        return dtypes.as_tensor(value, device=config.device())
     if isinstance(value, (np.ndarray, np.generic)):
         # 0-d arrays are hyperparameters (`K.relu(x, alpha=K.cast_to_floatx(0.3))`) or
         # scalar operands: Python numbers, which every op takes.

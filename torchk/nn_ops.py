@@ -45,7 +45,7 @@ def _tensor(x, name, like=None):
     if not from_numpy and array.dtype == np.float64:
         dtype = dtypes.to_torch(config.floatx())
     device = like.device if like is not None else target_device()
-    return torch.as_tensor(array, dtype=dtype, device=device)
+    return dtypes.as_tensor(array, dtype=dtype, device=device)
 
 
 def _scalar(value, name):
