@@ -115,7 +115,13 @@ def elu(x, alpha=1.):
     # Raises
         TypeError: if `alpha` is not a scalar.
     """
-    return F.elu(_tensor(x, 'x'), _scalar(alpha, 'alpha'))
+    x = _tensor(x, 'x')
+    alpha = _scalar(alpha, 'alpha')
+    # TF's arithmetic, for the same float32 results: `exp(x) - 1` (not expm1), then `alpha *`
+    # as a separate rounding step (Keras' `selu` multiplies by `scale` after that).
+    # The clamp keeps exp finite where it is not used, so that gradients there stay 0.
+    res = torch.where(x > 0, x, torch.exp(torch.clamp(x, max=0)) - 1)
+    return res if alpha == 1 else torch.where(x > 0, res, alpha * res)
 
 
 @op
