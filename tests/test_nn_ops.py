@@ -120,6 +120,18 @@ def test_elu_and_selu_follow_tf_float32_arithmetic_order(alpha, scale):
     np.testing.assert_array_equal(result.numpy(), expected)
 
 
+@pytest.mark.parametrize('dtype', DTYPES)
+def test_softplus_follows_tf_thresholds_and_arithmetic(dtype):
+    # TF: x above -log(eps) - 2, exp(x) below log(eps) + 2, else log(exp(x) + 1) (not
+    # log1p); exp and log are torch's, as in the elu test.
+    x = np.random.RandomState(1).uniform(-40., 40., 10000).astype(dtype)
+    exp = torch.exp(torch.from_numpy(x)).numpy()
+    log = torch.log(torch.from_numpy(exp + dtype(1))).numpy()
+    threshold = dtype(np.log(np.finfo(dtype).eps) + 2)
+    expected = np.where(x > -threshold, x, np.where(x < threshold, exp, log))
+    np.testing.assert_array_equal(K.softplus(torch.from_numpy(x)).numpy(), expected)
+
+
 def test_elu_gradient_is_finite_where_exp_overflows():
     x = torch.tensor([-1., 0., 100.], requires_grad=True)
     K.elu(x, 0.5).sum().backward()

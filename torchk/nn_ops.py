@@ -5,6 +5,7 @@ makes it record lazily when an argument is a Keras placeholder or variable. Sema
 Keras 2.3.1 on TensorFlow (`keras/backend/tensorflow_backend.py`); where TF and the Theano or
 numpy backends differ, the docstring says which one is followed.
 """
+import math
 import numbers
 
 import numpy as np
@@ -147,13 +148,19 @@ def softmax(x, axis=-1):
 def softplus(x):
     """Softplus of a tensor: `log(1 + exp(x))`.
 
+    Computed as TF does, for the same results: `x` above a threshold (`-log(eps) - 2` of the
+    dtype), `exp(x)` below its negative, else `log(exp(x) + 1)`.
+
     # Arguments
         x: A tensor or variable.
 
     # Returns
         A tensor.
     """
-    return F.softplus(_tensor(x, 'x'))
+    x = _tensor(x, 'x')
+    threshold = math.log(torch.finfo(x.dtype).eps) + 2.
+    exp = torch.exp(torch.clamp(x, max=-threshold))
+    return torch.where(x > -threshold, x, torch.where(x < threshold, exp, torch.log(exp + 1)))
 
 
 @op
