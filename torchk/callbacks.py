@@ -327,14 +327,14 @@ def _run_in_batches(function, data, batch_size, with_learning_phase):
 
 
 def _weight_image(value):
-    """A weight as Keras 2.3.1 draws it (tensorboard_v1.py:149-182): an NHWC float array
-    scaled to [0, 1] as `tf.summary.image` scales floats, or None for ranks it skips."""
+    """A weight as Keras 2.3.1 draws it (tensorboard_v1.py:149-182): a uint8 NHWC array
+    scaled as TensorFlow's image summary scales floats, or None for ranks Keras skips."""
     w = np.squeeze(value)
     if w.ndim == 2:  # a dense kernel, wider than high
         if w.shape[0] > w.shape[1]:
             w = w.T
         w = w.reshape((1,) + w.shape + (1,))
-    elif w.ndim == 3:  # a convolution kernel: one image per channel
+    elif w.ndim == 3:  # a convolution kernel: one image per output channel
         if K.image_data_format() == 'channels_last':
             w = np.transpose(w, (2, 0, 1))
         w = w.reshape(w.shape + (1,))
@@ -342,12 +342,15 @@ def _weight_image(value):
         w = w.reshape((1, w.shape[0], 1, 1))
     else:
         return None
-    # TF's image summary kernel: values all non-negative are scaled so that the largest
-    # is 255; otherwise 0 goes to 128 and the largest magnitude to 128 +- 127.
+    # Values all non-negative are scaled so that the largest is 255; otherwise 0 goes to
+    # 128 and the largest magnitude to 128 +- 127.
     w = w.astype('float64')
+    largest = np.abs(w).max()
+    if largest == 0:
+        return np.zeros(w.shape, 'uint8')
     if w.min() >= 0:
-        return w / w.max() if w.max() > 0 else w
-    return (128. + 127. * w / np.abs(w).max()) / 255.
+        return (255. * w / largest).astype('uint8')
+    return (128. + 127. * w / largest).astype('uint8')
 
 
 def _read_metadata(path):
