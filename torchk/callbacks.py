@@ -55,7 +55,8 @@ class TensorBoard(Callback):
       `batch_size`; where Keras wrote one summary per batch at the same step, torchk writes
       one histogram holding the values of every batch.
     - With `write_images`, at the same epochs: an image of every weight of rank 1, 2 or 3
-      after squeezing, laid out and scaled as Keras does (tag: the weight's name).
+      after squeezing, laid out and scaled as Keras does (tag: the weight's name); the
+      kernels of a convolution are one grid image, where TensorFlow wrote up to three.
     - Every `embeddings_freq` epochs: the outputs of the embedding layers on
       `embeddings_data`, one row per sample, for TensorBoard's projector (`add_embedding`;
       tag: the layer name, step: the epoch), with the metadata file's rows as labels.
@@ -153,6 +154,8 @@ class TensorBoard(Callback):
 
     def set_model(self, model):
         self.model = model
+        if self.writer is not None:
+            self.writer.close()
         self.writer = self._writer_class(self.log_dir)
         self._histogram_function = None
         self._embeddings_function = None
