@@ -319,3 +319,19 @@ def test_profile_batch_writes_one_torch_profiler_trace(tmp_path, profile_batch, 
         with open(os.path.join(str(tmp_path), name)) as f:
             trace = json.load(f)
         assert trace['traceEvents'], 'an empty trace'
+
+
+def test_histograms_run_the_validation_data_in_test_mode(tmp_path):
+    # Keras passes the learning phase 0 with the validation arrays: no dropout.
+    x, y = linear_data()
+    model = Sequential([Dense(8, input_shape=(4,), name='hidden'),
+                        keras.layers.Dropout(0.5, name='dropout'), Dense(2, name='out')])
+    model.compile('sgd', 'mse')
+    assert model.uses_learning_phase
+    model.fit(x, y, batch_size=BATCH, epochs=1, verbose=0, validation_split=0.4,
+              callbacks=[TensorBoard(str(tmp_path), histogram_freq=1)])
+    events = read_events(tmp_path)
+    hidden = K.function(model.inputs, [model.get_layer('hidden').output])([x[30:]])[0]
+    assert histogram_stats(events, 'dropout_out', 0) == histogram_stats(events, 'hidden_out', 0)
+    np.testing.assert_allclose(histogram_stats(events, 'hidden_out', 0), stats(hidden),
+                               rtol=1e-5)

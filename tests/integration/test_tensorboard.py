@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import keras
-from keras import backend as K
 from keras.callbacks import TensorBoard
 from keras.layers import Dense, Embedding, Flatten, GlobalAveragePooling1D
 from keras.models import Sequential
