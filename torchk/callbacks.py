@@ -163,7 +163,7 @@ class TensorBoard(Callback):
             self._write_graph()
 
     # ---------------------------------------------------------------------------------
-    # Scalars.
+    # Training hooks: scalars and the profiler.
 
     def on_batch_begin(self, batch, logs=None):
         self._batches_seen += 1
@@ -308,6 +308,7 @@ class TensorBoard(Callback):
                           'config (%s).' % (self.model.name, e))
             return
         graph = keras_util.keras_model_to_graph_def(config)
+        # SummaryWriter's own add_graph traces an nn.Module; a GraphDef goes to its file writer.
         self.writer._get_file_writer().add_event(
             event_pb2.Event(graph_def=graph.SerializeToString()))
         self.writer.flush()
@@ -316,7 +317,7 @@ class TensorBoard(Callback):
 def _run_in_batches(function, data, batch_size, with_learning_phase):
     """Runs `function` on `data` (arrays, then the learning phase value when
     `with_learning_phase`) in batches of `batch_size`; returns each output of every batch
-    concatenated along the first axis (scalars and per-weight gradients are flattened)."""
+    concatenated along the first axis (a scalar output gives one value per batch)."""
     arrays = data[:-1] if with_learning_phase else data
     extra = data[-1:] if with_learning_phase else []
     size = arrays[0].shape[0]
