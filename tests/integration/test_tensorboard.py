@@ -37,7 +37,8 @@ def test_fit_with_keras_tensorboard(tmp_path):
                         write_grads=True, write_images=True, embeddings_freq=2,
                         embeddings_layer_names=['tokens'], embeddings_metadata='words.tsv',
                         embeddings_data=words, profile_batch=3)
-    history = token_classifier().fit(
+    model = token_classifier()
+    history = model.fit(
         x, y, batch_size=32, epochs=5, validation_data=(x_val, y_val), verbose=0,
         callbacks=[board])
     assert history.history['val_' + ACCURACY][-1] >= 0.85, history.history
@@ -54,8 +55,10 @@ def test_fit_with_keras_tensorboard(tmp_path):
     np.testing.assert_allclose([v for _, v in scalars(events, 'lr')], [0.02] * 5, rtol=1e-6)
 
     # Histograms at epochs 0, 2, 4: weights, layer outputs, gradients.
-    weights = ['tokens/embeddings_0', 'hidden/kernel_0', 'hidden/bias_0', 'out/kernel_0',
-               'out/bias_0']
+    # Weight tags are the variable names with ':' as '_': 'hidden/kernel_0' (TF-style names
+    # stay unique in a process, so a second 'hidden' layer has 'hidden/kernel_1_0').
+    weights = [w.name.replace(':', '_') for w in model.weights]
+    assert [w.split('/')[0] for w in weights] == ['tokens', 'hidden', 'hidden', 'out', 'out']
     outputs = ['tokens_out', 'pool_out', 'hidden_out', 'out_out']
     grads = [w + '_grad' for w in weights]
     assert sorted(events.Tags()['histograms']) == sorted(weights + outputs + grads)
@@ -64,9 +67,9 @@ def test_fit_with_keras_tensorboard(tmp_path):
 
     # Images of the weights, at the same epochs; the (30, 4) embedding matrix transposed.
     # The (1,) bias squeezes to a scalar, which Keras draws no image of.
-    assert sorted(events.Tags()['images']) == sorted(set(weights) - {'out/bias_0'})
-    assert [e.step for e in events.Images('hidden/kernel_0')] == [0, 2, 4]
-    assert image(events, 'tokens/embeddings_0', 4).shape == (DIM, VOCAB, 3)
+    assert sorted(events.Tags()['images']) == sorted(weights[:4])
+    assert [e.step for e in events.Images(weights[1])] == [0, 2, 4]
+    assert image(events, weights[0], 4).shape == (DIM, VOCAB, 3)
 
     # Embeddings for the projector: one (8 x 48) tensor per embedding epoch, with labels.
     config = (tmp_path / 'projector_config.pbtxt').read_text()
