@@ -298,3 +298,26 @@ def test_keras_backend_has_the_session_functions():
     K.get_uid('compat_test')
     K.clear_session()
     assert K.get_uid('compat_test') == 1
+
+
+def test_keras_tensorboard_is_torchks_and_multi_gpu_model_points_to_distributed(tmp_path):
+    check(run_python(tmp_path, '''
+        import keras
+        from keras.callbacks import TensorBoard
+        from keras.layers import Dense, Flatten, Reshape
+        from keras.models import Sequential
+        import torchk.callbacks
+        assert TensorBoard is torchk.callbacks.TensorBoard is keras.callbacks.TensorBoard
+        model = Sequential([Reshape((-1, 2), input_shape=(3, 4)), Flatten(), Dense(1)])
+        for layer in model.layers[:2]:
+            assert all(type(d) is int for d in layer.output_shape[1:]), layer.output_shape
+        assert model.layers[1].output_shape == (None, 12)
+        for multi_gpu_model in (keras.utils.multi_gpu_model,
+                                keras.utils.multi_gpu_utils.multi_gpu_model):
+            try:
+                multi_gpu_model(model, gpus=2)
+            except ValueError as e:
+                assert 'torchk.distributed' in str(e), e
+            else:
+                raise AssertionError('multi_gpu_model did not raise')
+        '''))

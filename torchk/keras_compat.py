@@ -34,6 +34,10 @@ numbering unless stated):
   assuming its input shape.
 - `keras.backend` gets `clear_session`, `get_session`, `set_session` and
   `manual_variable_initialization`, which Keras imports from the backend only for TF.
+- `keras.callbacks.TensorBoard` is `torchk.callbacks.TensorBoard` (Keras' own needs
+  TensorFlow); `keras.utils.multi_gpu_model` (TensorFlow only) raises a ValueError that
+  points to `torchk.distributed`; `Flatten` and `Reshape` report plain `int` output
+  dimensions instead of numpy integers (`model.summary()` printed `np.int64(12)`).
 - The numpy names of Keras 2 era user code that numpy 1.24 and 2.0 removed (`np.float`,
   `np.int`, `np.bool`, `np.object`, `np.str`, `np.long`, `np.unicode`, `np.complex`,
   `np.float_`, `np.NaN`, `np.alltrue`, ...; `_NUMPY_1_NAMES`) come back, where missing,
@@ -43,7 +47,7 @@ numbering unless stated):
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
-first; the last five fixes patch their modules as soon as those have run.
+first; the other fixes patch their modules as soon as those have run.
 """
 import builtins
 import collections
@@ -309,6 +313,50 @@ def _export_session_functions(backend):
             setattr(backend, name, getattr(core, name))
 
 
+def _torchk_tensorboard(callbacks):
+    """Makes `keras.callbacks.TensorBoard` torchk's: Keras' own (callbacks/__init__.py:19-22
+    picks callbacks/tensorboard_v1.py) imports TensorFlow at tensorboard_v1.py:95-101 and,
+    off TensorFlow, turns histograms, graph, images and embeddings off (:103-118); 2.2.x
+    has the same class in keras/callbacks.py. Only when torchk is Keras' backend."""
+    if sys.modules['keras.backend'].backend() != 'torchk.core':
+        return
+    from . import callbacks as torchk_callbacks
+    callbacks.TensorBoard = torchk_callbacks.TensorBoard
+
+
+def _multi_gpu_model_points_to_distributed(multi_gpu_utils):
+    """`keras.utils.multi_gpu_model` (utils/multi_gpu_utils.py:24-258) replicates a model
+    on TensorFlow devices only; off TensorFlow it fails with an AttributeError on
+    `K.tensorflow_backend` (:16). Under torchk it raises a ValueError (the type of Keras'
+    own multi_gpu_model errors) that says what to use instead."""
+    if sys.modules['keras.backend'].backend() != 'torchk.core':
+        return
+
+    def multi_gpu_model(model, gpus=None, cpu_merge=True, cpu_relocation=False):
+        raise ValueError('keras.utils.multi_gpu_model replicates a model with TensorFlow '
+                         'only; with the torchk backend, train on several GPUs (or '
+                         'machines) with torchk.distributed, data parallel on '
+                         'torch.distributed, launched with torchrun.')
+    multi_gpu_utils.multi_gpu_model = multi_gpu_model
+
+
+def _plain_int_output_shapes(core):
+    """`Flatten.compute_output_shape` (layers/core.py:505) and `Reshape`'s unknown
+    dimension (:381-385) are numpy integers, which numpy 2 prints as `np.int64(12)`: in
+    `model.summary()`, `plot_model` and saved shapes. They become plain `int`s."""
+    for layer_class in (core.Flatten, core.Reshape):
+        keras_compute_output_shape = layer_class.compute_output_shape
+
+        def compute_output_shape(self, input_shape, _keras=keras_compute_output_shape):
+            shape = _keras(self, input_shape)
+            return tuple(int(d) if isinstance(d, np.integer) else d for d in shape)
+        functools.update_wrapper(compute_output_shape, keras_compute_output_shape)
+        layer_class.compute_output_shape = compute_output_shape
+
+
+def _patch_layers_core(core):
+    _infer_lambda_output_shapes(core)
+    _plain_int_output_shapes(core)
 def _add_sklearn_tags(scikit_learn):
     """Gives `KerasClassifier` and `KerasRegressor` (keras/wrappers/scikit_learn.py:175, 303)
     the `__sklearn_tags__` that scikit-learn >= 1.6 asks every estimator for (`clone`,
@@ -334,8 +382,10 @@ _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
     'keras.engine.base_layer': _drop_tracking_print,
     'keras.layers.wrappers': _define_uses_learning_phase,
-    'keras.layers.core': _infer_lambda_output_shapes,
+    'keras.layers.core': _patch_layers_core,
     'keras.backend': _export_session_functions,
+    'keras.callbacks': _torchk_tensorboard,
+    'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
     'keras.wrappers.scikit_learn': _add_sklearn_tags,
 }
 
