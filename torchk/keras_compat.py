@@ -357,6 +357,8 @@ def _plain_int_output_shapes(core):
 def _patch_layers_core(core):
     _infer_lambda_output_shapes(core)
     _plain_int_output_shapes(core)
+
+
 def _add_sklearn_tags(scikit_learn):
     """Gives `KerasClassifier` and `KerasRegressor` (keras/wrappers/scikit_learn.py:175, 303)
     the `__sklearn_tags__` that scikit-learn >= 1.6 asks every estimator for (`clone`,
