@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from torchk import core as K
+from torchk.function import convert_feed
 
 
 def test_function_returns_list_of_numpy_with_0d_scalars():
@@ -88,14 +89,50 @@ def test_wrong_number_of_feeds():
         f(np.ones(1))
 
 
-def test_uncastable_feeds():
+@pytest.mark.parametrize('value', [np.array(['a', 'b']), np.array([b'a', b'b']),
+                                   ['1.5', '2']])
+def test_string_feeds_raise_type_error(value):
     x = K.placeholder(shape=(None,), name='x')
-    f = K.function([x], [x])
-    with pytest.raises(TypeError, match="input 0 \\('x'\\) of dtype <U1"):
-        f([np.array(['a'])])
-    i = K.placeholder(shape=(None,), dtype='int32', name='ids')
-    with pytest.raises(TypeError, match='float values to input 0'):
-        K.function([i], [i])([np.array([1.5])])
+    with pytest.raises(TypeError, match=r"input 0 \('x'\): values of dtype .*strings.* float32"):
+        K.function([x], [x])([value])
+
+
+def test_unconvertible_object_feed_raises_type_error():
+    x = K.placeholder(shape=(None,), name='x')
+    with pytest.raises(TypeError, match=r"input 0 \('x'\): values of dtype object"):
+        K.function([x], [x])([np.array([None, {}], dtype=object)])
+
+
+@pytest.mark.parametrize('dtype, value', [
+    ('int32', np.array([1.7, -1.7, 0., 3.])),       # floats truncate, as np.asarray does
+    ('int64', np.array([True, False, True, True])),
+    ('float32', np.array([1, 2, 3, 4], dtype=np.int64)),
+    ('float32', np.array([True, False, True, False])),
+    ('float32', np.array([1.5, 2, 3, 4], dtype=object)),
+    ('float32', np.array([1.5, 2, 3, 4], dtype=np.longdouble)),
+    ('bool', np.array([0., 1., 2., 0.])),
+    ('float64', [1, 2, 3, 4]),
+    ('int32', torch.tensor([1.7, -1.7, 0., 3.])),
+])
+def test_feeds_convert_to_the_placeholder_dtype_like_a_tf_session(dtype, value):
+    x = K.placeholder(shape=(None,), dtype=dtype)
+    result = K.function([x], [x])([value])[0]
+    expected = np.asarray(value.numpy() if isinstance(value, torch.Tensor) else value,
+                          dtype=dtype)
+    assert result.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(result, expected)
+
+
+def test_feed_of_the_placeholder_dtype_is_not_copied():
+    x = K.placeholder(shape=(None, 2))
+    value = np.ones((3, 2), dtype=np.float32)
+    assert convert_feed(x, value, 0, torch.device('cpu')).data_ptr() == value.ctypes.data
+
+
+def test_negative_stride_feeds_are_accepted():
+    x = K.placeholder(shape=(None, 3))
+    value = np.arange(6, dtype=np.float32).reshape(2, 3)[::-1, ::-1]
+    np.testing.assert_array_equal(K.function([x], [x * 2.])([value])[0], value * 2.)
 
 
 def test_missing_placeholder_is_an_error_naming_it():

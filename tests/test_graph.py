@@ -205,3 +205,68 @@ def test_torch_functions_on_keras_tensors_record_lazily():
     assert isinstance(y, graph.KerasTensor) and K.int_shape(y) == (None, 2)
     expected = layer(torch.tanh(torch.as_tensor(X_VALUE))).detach().numpy()
     np.testing.assert_allclose(run([y], {x: X_VALUE})[0], expected, rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Static shapes: an unknown dimension is made consistent with a known one, as TF unifies them
+
+@pytest.mark.parametrize('make, expected_shape', [
+    # noise_shape fixes the batch the input leaves unknown.
+    (lambda x: K.dropout(x, 0.5, noise_shape=(8, 1)), (8, 4)),
+    # A constant with a batch of 8 next to an unknown batch.
+    (lambda x: x + K.variable(np.ones((8, 4))), (8, 4)),
+    (lambda x: K.concatenate([x, K.constant(np.ones((8, 2)))], axis=-1), (8, 6)),
+])
+def test_unknown_batch_unifies_with_a_concrete_size(make, expected_shape):
+    x = K.placeholder(shape=(None, 4))
+    y = make(x)
+    assert K.int_shape(y) == expected_shape
+    assert K.function([x], [y])([np.ones((8, 4))])[0].shape == expected_shape
+
+
+@pytest.mark.parametrize('shape, axis, loss_shape', [
+    ((None, 4, 4, 5), -1, (None, 4, 4)),
+    ((None, 5, 4, 4), 1, (None, 4, 4)),
+])
+def test_sparse_labels_of_rank_only_target_take_the_output_shape(shape, axis, loss_shape):
+    target = K.placeholder(ndim=4)  # what Keras builds for a sparse loss' target
+    output = K.placeholder(shape=shape)
+    loss = K.sparse_categorical_crossentropy(target, output, axis=axis)
+    assert K.int_shape(loss) == loss_shape
+    labels = np.zeros([2] + [1 if i == axis % 4 else d for i, d in enumerate(shape)][1:])
+    probabilities = np.full((2,) + shape[1:], 0.2, dtype='float32')
+    values = K.function([target, output], [loss])([labels, probabilities])[0]
+    np.testing.assert_allclose(values, np.full((2, 4, 4), -np.log(0.2)), rtol=1e-6)
+
+
+@pytest.mark.parametrize('make', [
+    lambda: K.placeholder(shape=(3, 4)) + K.variable(np.ones((8, 4))),
+    lambda: K.placeholder(shape=(None, 5)) + K.variable(np.ones((8, 4))),
+    lambda: K.dropout(K.placeholder(shape=(4, 3)), 0.5, noise_shape=(8, 1)),
+])
+def test_definite_mismatches_still_fail_at_build_time(make):
+    with pytest.raises(RuntimeError, match='must match the size'):
+        make()
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary operators take nested lists and tuples of numbers, converted to the symbol's dtype
+
+ROW = [[1., 2., 3., 4.]]
+
+
+@pytest.mark.parametrize('make, expected', [
+    (lambda x: x - ROW, lambda x, row: x - row),
+    (lambda x: ROW - x, lambda x, row: row - x),
+    (lambda x: x * ((1, 2, 3, 4),), lambda x, row: x * row),  # ints take x's dtype, as in TF
+    (lambda x: x / ROW[0], lambda x, row: x / row[0]),
+    (lambda x: x ** [2, 2, 2, 2], lambda x, row: x ** 2),
+    (lambda x: x > ROW, lambda x, row: x > row),
+    (lambda x: K.maximum(x, ROW), np.maximum),
+])
+def test_binary_operators_take_nested_lists(make, expected):
+    x = K.placeholder(shape=(None, 4))
+    result = K.function([x], [make(x)])([X_VALUE])[0]
+    reference = expected(X_VALUE, np.array(ROW, dtype='float32'))
+    assert result.dtype == reference.dtype
+    np.testing.assert_allclose(result, reference, rtol=1e-6)

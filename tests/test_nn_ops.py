@@ -99,6 +99,45 @@ def test_relu_follows_tf_at_and_below_threshold(kwargs, expected):
     assert_allclose(K.relu(x, **kwargs).numpy(), expected, rtol=RTOL, atol=ATOL)
 
 
+# Keras' selu constants (activations.py:80-81).
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+
+@pytest.mark.parametrize('alpha, scale', [(1., None), (0.3, None), (SELU_ALPHA, SELU_SCALE)])
+def test_elu_and_selu_follow_tf_float32_arithmetic_order(alpha, scale):
+    # TF: `exp(x) - 1` (not expm1), then `alpha *`, then Keras' `scale *`, each rounded to
+    # float32. The exp primitive itself is torch's (numpy's and Eigen's differ from it by an
+    # ulp on some inputs), so the reference takes exp from torch and does the rest in numpy.
+    x = np.random.RandomState(0).uniform(-6., 2., 10000).astype(np.float32)
+    exp = torch.exp(torch.from_numpy(x)).numpy()
+    expected = np.where(x > 0, x, exp - np.float32(1))
+    if alpha != 1.:
+        expected = np.where(x > 0, expected, np.float32(alpha) * expected)
+    result = K.elu(torch.from_numpy(x), alpha)
+    if scale is not None:
+        expected, result = np.float32(scale) * expected, scale * result
+    assert result.dtype == torch.float32
+    np.testing.assert_array_equal(result.numpy(), expected)
+
+
+@pytest.mark.parametrize('dtype', DTYPES)
+def test_softplus_follows_tf_thresholds_and_arithmetic(dtype):
+    # TF: x above -log(eps) - 2, exp(x) below log(eps) + 2, else log(exp(x) + 1) (not
+    # log1p); exp and log are torch's, as in the elu test.
+    x = np.random.RandomState(1).uniform(-40., 40., 10000).astype(dtype)
+    exp = torch.exp(torch.from_numpy(x)).numpy()
+    log = torch.log(torch.from_numpy(exp + dtype(1))).numpy()
+    threshold = dtype(np.log(np.finfo(dtype).eps) + 2)
+    expected = np.where(x > -threshold, x, np.where(x < threshold, exp, log))
+    np.testing.assert_array_equal(K.softplus(torch.from_numpy(x)).numpy(), expected)
+
+
+def test_elu_gradient_is_finite_where_exp_overflows():
+    x = torch.tensor([-1., 0., 100.], requires_grad=True)
+    K.elu(x, 0.5).sum().backward()
+    assert_allclose(x.grad.numpy(), [0.5 * np.exp(-1.), 0.5, 1.], rtol=RTOL)
+
+
 @pytest.mark.parametrize('name, kwargs, argument', [
     ('relu', {'alpha': [0.1, 0.2]}, '`alpha`'),
     ('relu', {'max_value': np.ones(2)}, '`max_value`'),

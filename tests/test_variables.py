@@ -182,3 +182,79 @@ def test_random_variables(make, check):
     value = K.get_value(v)
     assert check(value)
     np.testing.assert_array_equal(K.get_value(v), value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays with negative strides, scipy.sparse values, updates with numpy values
+
+FLIPPED = np.arange(12, dtype='float32').reshape(3, 4)[::-1, ::-1]
+
+
+@pytest.mark.parametrize('convert, expected', [
+    (lambda a: K.get_value(K.variable(a)), lambda a: a),
+    (lambda a: K.constant(a).numpy(), lambda a: a),
+    (lambda a: K.eval(K.variable(np.zeros((3, 4))) + a), lambda a: a),
+    (lambda a: K.eval(K.maximum(a, a)), lambda a: a),
+    (lambda a: K.eval(K.elu(a)), lambda a: np.where(a > 0, a, np.expm1(a))),
+    (lambda a: K.eval(K.conv1d(a[None], np.ones((1, 4, 1), 'float32'))), lambda a: a.sum(
+        axis=1)[None, :, None]),
+], ids=['variable', 'constant', 'operator', 'math_op', 'nn_op', 'conv_op'])
+def test_negative_stride_arrays_are_accepted(convert, expected):
+    assert any(s < 0 for s in FLIPPED.strides)
+    np.testing.assert_allclose(convert(FLIPPED), expected(FLIPPED), rtol=1e-6)
+
+
+def test_set_value_and_batch_set_value_take_negative_stride_arrays():
+    a, b = K.variable(np.zeros((3, 4))), K.variable(np.zeros(4, dtype='int32'), dtype='int32')
+    K.set_value(a, FLIPPED)
+    np.testing.assert_array_equal(K.get_value(a), FLIPPED)
+    K.batch_set_value([(a, np.flip(FLIPPED)), (b, np.arange(4)[::-1])])
+    np.testing.assert_array_equal(K.get_value(a), np.flip(FLIPPED))
+    np.testing.assert_array_equal(K.get_value(b), [3, 2, 1, 0])
+
+
+def test_dtypes_as_tensor_copies_only_negative_stride_arrays():
+    from torchk import dtypes
+    plain = np.ones((3, 4), 'float32')
+    assert dtypes.as_tensor(plain).data_ptr() == plain.ctypes.data
+    strided = plain[:, ::2]
+    assert dtypes.as_tensor(strided).data_ptr() == strided.ctypes.data
+    np.testing.assert_array_equal(dtypes.as_tensor(FLIPPED).numpy(), FLIPPED)
+
+
+@pytest.mark.parametrize('dtype', [None, 'float64'])
+def test_variable_of_a_scipy_sparse_matrix_is_sparse(dtype):
+    scipy_sparse = pytest.importorskip('scipy.sparse')
+    matrix = scipy_sparse.random(3, 5, density=0.4, format='csc', random_state=0)
+    value = K.variable(matrix, dtype=dtype)
+    assert K.is_sparse(value) and K.int_shape(value) == (3, 5)
+    assert K.dtype(value) == (dtype or 'float32')
+    np.testing.assert_allclose(K.eval(value), matrix.toarray(), rtol=1e-6)
+
+
+@pytest.mark.parametrize('new_value', [np.full(3, 4.), [4., 4., 4.], 4.])
+def test_update_takes_numpy_values_lists_and_numbers(new_value):
+    variable = K.variable(np.zeros(3))
+    K.function([], [], updates=[K.update(variable, new_value)])([])
+    np.testing.assert_array_equal(K.get_value(variable), [4., 4., 4.])
+
+
+# ---------------------------------------------------------------------------------------------
+# seed=None: seeds come from numpy's global generator
+
+@pytest.mark.parametrize('make', [
+    lambda: K.random_normal((5,)), lambda: K.random_uniform((5,)),
+    lambda: K.truncated_normal((5,)), lambda: K.random_binomial((5,), 0.5),
+    lambda: K.dropout(K.ones((5,)), 0.5),
+    lambda: K.random_uniform_variable((5,), 0., 1.),
+    lambda: K.random_normal_variable((5,), 0., 1.),
+])
+def test_random_ops_without_seed_follow_numpy_seed(make):
+    np.random.seed(3)
+    first = K.eval(make())
+    np.random.seed(3)
+    again = K.eval(make())
+    np.random.seed(4)
+    other = K.eval(make())
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)

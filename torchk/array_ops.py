@@ -21,7 +21,7 @@ import torch
 
 from . import config
 from . import dtypes
-from .graph import op, target_device
+from .graph import KerasTensor, op, target_device
 from .math_ops import _axes, _axis, _tensor, _tensor_list
 
 __all__ = [
@@ -60,7 +60,6 @@ def _ints(values, name):
     return tuple(_int(v, name) for v in values)
 
 
-@op
 def concatenate(tensors, axis=-1):
     """Concatenates a list of tensors along the specified axis.
 
@@ -73,6 +72,15 @@ def concatenate(tensors, axis=-1):
     # Returns
         A tensor.
     """
+    result = _concatenate(tensors, axis)
+    if isinstance(result, KerasTensor) and all(
+            getattr(t, '_is_sparse', False) or getattr(t, 'is_sparse', False) for t in tensors):
+        result._is_sparse = True  # `K.is_sparse` of the symbol, as for a sparse placeholder
+    return result
+
+
+@op
+def _concatenate(tensors, axis):
     tensors = _tensor_list(tensors)
     axis = _axis(axis, tensors[0].ndim)
     if not all(t.is_sparse for t in tensors):

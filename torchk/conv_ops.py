@@ -50,7 +50,7 @@ def _tensor(value):
     """Returns `value` as a torch tensor (numpy arrays and Python data go to the target device)."""
     if isinstance(value, torch.Tensor):
         return value
-    return torch.as_tensor(value, device=graph.target_device())
+    return dtypes.as_tensor(value, device=graph.target_device())
 
 
 def _keras1_alias(value, default, legacy, name, legacy_name):

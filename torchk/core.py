@@ -138,7 +138,7 @@ def constant(value, dtype=None, shape=None, name=None):
     if isinstance(value, torch.Tensor):
         tensor = value.detach().to(dtype=torch_dtype, device=config.device())
     else:
-        tensor = torch.as_tensor(np.asarray(value), dtype=torch_dtype, device=config.device())
+        tensor = dtypes.as_tensor(np.asarray(value), dtype=torch_dtype, device=config.device())
     if shape is None:
         return tensor
     shape = tuple(int(d) for d in shape)

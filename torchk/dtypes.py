@@ -48,3 +48,15 @@ def to_numpy(dtype):
     if torch_dtype == torch.bfloat16:
         return np.dtype('float32')
     return np.dtype(_NAMES[torch_dtype])
+
+
+def as_tensor(value, dtype=None, device=None):
+    """`torch.as_tensor`, also for numpy arrays with negative strides (`img[..., ::-1]`,
+    `np.flip`), which torch refuses: only those are copied, to a contiguous array (checked
+    only when torch refuses, so other values cost nothing more)."""
+    try:
+        return torch.as_tensor(value, dtype=dtype, device=device)
+    except ValueError:
+        if not (isinstance(value, np.ndarray) and min(value.strides, default=0) < 0):
+            raise
+    return torch.as_tensor(np.ascontiguousarray(value), dtype=dtype, device=device)

@@ -9,9 +9,13 @@ from . import dtypes
 from . import graph
 from . import program
 from .validation import format_shape
-from .variables import Variable, reset_uids, to_numpy
+from .variables import Variable, reset_uids, sparse_tensor, to_numpy
 
 _LEARNING_PHASE_NAME = 'keras_learning_phase'
+# The numpy dtypes `torch.as_tensor` takes; a feed of another dtype is converted by numpy.
+_TORCH_NUMPY_DTYPES = frozenset(np.dtype(name) for name in (
+    'bool', 'uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64',
+    'float16', 'float32', 'float64', 'complex64', 'complex128'))
 _learning_phase_placeholder = None
 _learning_phase_value = None
 
@@ -103,30 +107,24 @@ def _describe(symbol, position):
 
 
 def convert_feed(symbol, value, position, device):
-    """Checks a fed value against its placeholder and converts it to a tensor."""
+    """Checks a fed value against its placeholder and converts it to a tensor of the
+    placeholder's dtype, as a TF session does (`np.asarray(value, dtype)`: floats truncate
+    into ints); a value that already has that dtype is not copied."""
     if is_learning_phase(symbol):
         if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
             return torch.tensor(bool(value))
         raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
     if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
-        coo = value.tocoo()
-        indices = torch.as_tensor(np.vstack([coo.row, coo.col]), dtype=torch.int64)
-        return torch.sparse_coo_tensor(indices, torch.as_tensor(coo.data), coo.shape,
-                                       dtype=symbol._torch_dtype, device=device,
-                                       check_invariants=False)
+        return sparse_tensor(value, symbol._torch_dtype, device)
     expected_dtype = symbol._torch_dtype
     if isinstance(value, torch.Tensor):
-        given_shape, kind = tuple(value.shape), 'f' if value.is_floating_point() else 'i'
+        given_shape = tuple(value.shape)
     else:
-        value = np.asarray(value)
-        given_shape, kind = value.shape, value.dtype.kind
-        if kind not in 'biuf':
-            raise TypeError('Cannot feed %s of dtype %s: expected numbers castable to %s.'
-                            % (_describe(symbol, position), value.dtype,
-                               dtypes.name(expected_dtype)))
-    if kind == 'f' and not (expected_dtype.is_floating_point or expected_dtype.is_complex):
-        raise TypeError('Cannot feed float values to %s of dtype %s: cast them first.'
-                        % (_describe(symbol, position), dtypes.name(expected_dtype)))
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value)
+        if value.dtype not in _TORCH_NUMPY_DTYPES:
+            value = _numeric_feed(symbol, value, position)
+        given_shape = value.shape
     expected_shape = symbol._static_shape
     if expected_shape is not None and (
             len(given_shape) != len(expected_shape)
@@ -136,9 +134,23 @@ def convert_feed(symbol, value, position, device):
                             format_shape(expected_shape)))
     if device.type == 'cuda' and not isinstance(value, torch.Tensor):
         # Page-locked host memory lets the copy to the GPU run asynchronously.
-        host = torch.as_tensor(value, dtype=expected_dtype).pin_memory()
+        host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
         return host.to(device, non_blocking=True)
-    return torch.as_tensor(value, dtype=expected_dtype, device=device)
+    return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+def _numeric_feed(symbol, value, position):
+    """Converts a fed value that torch cannot take as it is (objects, long doubles) to the
+    placeholder's dtype, as a TF session does; strings are refused."""
+    expected = dtypes.to_numpy(symbol._torch_dtype)
+    if value.dtype.kind not in 'SUV':
+        try:
+            return np.asarray(value, dtype=expected)
+        except (TypeError, ValueError) as e:
+            raise TypeError('Cannot feed %s: values of dtype %s do not convert to %s (%s).'
+                            % (_describe(symbol, position), value.dtype, expected, e)) from e
+    raise TypeError('Cannot feed %s: values of dtype %s (strings) do not convert to %s.'
+                    % (_describe(symbol, position), value.dtype, expected))
 
 
 def flatten_updates(updates):
@@ -251,18 +263,31 @@ def evaluate(x):
     """Computes a symbol's value now, as a tensor (placeholders must not be needed)."""
     if isinstance(x, Variable):
         return x.detach()
+    if _is_update(x):
+        # As TF runs an assign op: the update is applied, its value is the new value.
+        run = Function([], [], updates=[x])
+        with torch.no_grad():
+            run._program(*run._defaults)
+        return x[0].detach()
     run = Function([], [x])
     with torch.no_grad():
         return run._program(*run._defaults)[0]
 
 
+def _is_update(x):
+    """True for the `(variable, new_value)` pair of `K.update`, `update_add`, ..."""
+    return isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], Variable)
+
+
 def eval(x):
     """Evaluates a tensor or variable and returns its value as a numpy array.
+
+    An update (`K.update`, `K.update_add`, ...) is applied, and its new value returned.
 
     # Raises
         ValueError: if the value depends on a placeholder (its name is given).
     """
-    if graph.is_symbol(x):
+    if graph.is_symbol(x) or _is_update(x):
         value = evaluate(x)
     else:
         value = x
@@ -332,9 +357,9 @@ def _detach(x):
 
 @graph.op
 def _select(condition, then_value, else_value):
-    condition = torch.as_tensor(condition)
-    then_value = torch.as_tensor(then_value)
-    else_value = torch.as_tensor(else_value)
+    condition = dtypes.as_tensor(condition)
+    then_value = dtypes.as_tensor(then_value)
+    else_value = dtypes.as_tensor(else_value)
     if condition.ndim == 0 and condition.device.type != 'meta':
         return then_value if bool(condition) else else_value
     if condition.ndim == 0:

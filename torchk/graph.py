@@ -14,6 +14,7 @@ tensors cannot run (it reads tensor values) is run on real CPU tensors of the sa
 """
 import contextlib
 import functools
+import itertools
 import operator
 
 import numpy as np
@@ -23,6 +24,8 @@ from . import config
 from . import dtypes
 
 _FILL_SIZES = (83, 89)
+# How many of the sizes that a node's arguments fix are tried for its unknown dimensions.
+_MAX_CONCRETE_SIZES = 8
 _inference_device = None
 
 
@@ -59,70 +62,70 @@ class SymbolicOperators:
     __array_ufunc__ = None
 
     def __add__(self, other):
-        return record(operator.add, (self, other))
+        return record(operator.add, (self, _operand(other, self)))
 
     def __radd__(self, other):
-        return record(operator.add, (other, self))
+        return record(operator.add, (_operand(other, self), self))
 
     def __sub__(self, other):
-        return record(operator.sub, (self, other))
+        return record(operator.sub, (self, _operand(other, self)))
 
     def __rsub__(self, other):
-        return record(operator.sub, (other, self))
+        return record(operator.sub, (_operand(other, self), self))
 
     def __mul__(self, other):
-        return record(operator.mul, (self, other))
+        return record(operator.mul, (self, _operand(other, self)))
 
     def __rmul__(self, other):
-        return record(operator.mul, (other, self))
+        return record(operator.mul, (_operand(other, self), self))
 
     def __truediv__(self, other):
-        return record(operator.truediv, (self, other))
+        return record(operator.truediv, (self, _operand(other, self)))
 
     def __rtruediv__(self, other):
-        return record(operator.truediv, (other, self))
+        return record(operator.truediv, (_operand(other, self), self))
 
     def __floordiv__(self, other):
-        return record(operator.floordiv, (self, other))
+        return record(operator.floordiv, (self, _operand(other, self)))
 
     def __rfloordiv__(self, other):
-        return record(operator.floordiv, (other, self))
+        return record(operator.floordiv, (_operand(other, self), self))
 
     def __mod__(self, other):
-        return record(operator.mod, (self, other))
+        return record(operator.mod, (self, _operand(other, self)))
 
     def __rmod__(self, other):
-        return record(operator.mod, (other, self))
+        return record(operator.mod, (_operand(other, self), self))
 
     def __pow__(self, other):
-        return record(operator.pow, (self, other))
+        return record(operator.pow, (self, _operand(other, self)))
 
     def __rpow__(self, other):
-        return record(operator.pow, (other, self))
+        return record(operator.pow, (_operand(other, self), self))
 
     def __matmul__(self, other):
-        return record(operator.matmul, (self, other))
+        return record(operator.matmul, (self, _operand(other, self)))
 
     def __rmatmul__(self, other):
-        return record(operator.matmul, (other, self))
+        return record(operator.matmul, (_operand(other, self), self))
 
     def __and__(self, other):
-        return record(operator.and_, (self, other))
+        return record(operator.and_, (self, _operand(other, self)))
 
     def __rand__(self, other):
-        return record(operator.and_, (other, self))
+        return record(operator.and_, (_operand(other, self), self))
 
     def __or__(self, other):
-        return record(operator.or_, (self, other))
+        return record(operator.or_, (self, _operand(other, self)))
 
     def __ror__(self, other):
-        return record(operator.or_, (other, self))
+        return record(operator.or_, (_operand(other, self), self))
 
     def __xor__(self, other):
-        return record(operator.xor, (self, other))
+        return record(operator.xor, (self, _operand(other, self)))
 
     def __rxor__(self, other):
-        return record(operator.xor, (other, self))
+        return record(operator.xor, (_operand(other, self), self))
 
     def __neg__(self):
         return record(operator.neg, (self,))
@@ -137,16 +140,16 @@ class SymbolicOperators:
         return record(operator.invert, (self,))
 
     def __lt__(self, other):
-        return record(operator.lt, (self, other))
+        return record(operator.lt, (self, _operand(other, self)))
 
     def __le__(self, other):
-        return record(operator.le, (self, other))
+        return record(operator.le, (self, _operand(other, self)))
 
     def __gt__(self, other):
-        return record(operator.gt, (self, other))
+        return record(operator.gt, (self, _operand(other, self)))
 
     def __ge__(self, other):
-        return record(operator.ge, (self, other))
+        return record(operator.ge, (self, _operand(other, self)))
 
     def __eq__(self, other):
         return self is other
@@ -171,6 +174,15 @@ class SymbolicOperators:
     __iand__ = __and__
     __ior__ = __or__
     __ixor__ = __xor__
+
+
+def _operand(value, like):
+    """Nested lists and tuples of numbers (`x - [[1., 2., 3.]]`) become constants of `like`'s
+    dtype, as TF converts the other operand of a binary operator."""
+    if isinstance(value, (list, tuple)) and not _contains_symbol(value):
+        return torch.as_tensor(np.asarray(value), dtype=dtypes.to_torch(like.dtype),
+                               device=config.device())
+    return value
 
 
 def getitem(x, key):
@@ -367,7 +379,7 @@ def random_op(fn):
 def _freeze_constant(value):
     """Converts numpy values in op arguments to torch constants once, at record time."""
     if isinstance(value, np.ndarray) and value.ndim > 0:
-        return torch.as_tensor(value, device=config.device())
+        return dtypes.as_tensor(value, device=config.device())
     if isinstance(value, (np.ndarray, np.generic)):
         # 0-d arrays are hyperparameters (`K.relu(x, alpha=K.cast_to_floatx(0.3))`) or
         # scalar operands: Python numbers, which every op takes.
@@ -487,6 +499,60 @@ def _unit_inner_shapes(node):
     return hints
 
 
+def _concrete_sizes(node):
+    """Sizes above 1 that the node's arguments fix: the known first dimensions (batch sizes)
+    of its tensors first, then their other dimensions and the integers among its arguments
+    (`noise_shape=(8, 1)`)."""
+    leading, other = [], []
+
+    def visit(leaf):
+        if isinstance(leaf, (torch.Tensor, KerasTensor)):
+            for axis, size in enumerate(_static_shape_of(leaf) or ()):
+                (leading if axis == 0 else other).append(size)
+        elif isinstance(leaf, (int, np.integer)) and not isinstance(leaf, bool):
+            other.append(int(leaf))
+        return leaf
+    _map_structure(visit, (node.args, node.kwargs))
+    return list(dict.fromkeys(d for d in leading + other if d is not None and d > 1))
+
+
+def _concrete_size_shapes(node):
+    """Unknown batch dimensions (then all unknown dimensions) set to each size the node's
+    arguments fix, as TF unifies an unknown dimension with a known one: an RNN's
+    `initial_state` made with `K.variable` has a batch of 8 where the input's is unknown."""
+    symbols = [s for s in node.inputs if isinstance(s, KerasTensor) and s._static_shape
+               and None in s._static_shape]
+    for size in _concrete_sizes(node)[:_MAX_CONCRETE_SIZES]:
+        for leading_only in (True, False):
+            hints = {}
+            for symbol in symbols:
+                shape = symbol._static_shape
+                if leading_only:
+                    shape = (size if shape[0] is None else shape[0],) + shape[1:]
+                else:
+                    shape = tuple(size if d is None else d for d in shape)
+                hints[id(symbol)] = shape
+            yield hints
+
+
+def _class_axis_shapes(node):
+    """An input with unknown inner dimensions given the dimensions of another input of its
+    rank, except one of them that is 1: Keras' target placeholder for sparse labels has only
+    a rank, and the labels of a `(batch, classes, h, w)` output have shape `(batch, 1, h, w)`."""
+    shapes = [(s, _static_shape_of(s)) for s in node.inputs]
+    for symbol, shape in shapes:
+        if not isinstance(symbol, KerasTensor) or not shape or None not in shape[1:]:
+            continue
+        for other, other_shape in shapes:
+            if other is symbol or other_shape is None or len(other_shape) != len(shape):
+                continue
+            for axis in range(1, len(shape)):
+                if shape[axis] is None:
+                    yield {id(symbol): tuple(
+                        d if d is not None else 1 if i == axis else o
+                        for i, (d, o) in enumerate(zip(shape, other_shape)))}
+
+
 def _static_shape_of(symbol):
     if isinstance(symbol, KerasTensor):
         return symbol._static_shape
@@ -504,21 +570,36 @@ def _run_examples(node, meta, hints):
     return results
 
 
+def _attempts(node):
+    """The (meta, hints) pairs `_infer_examples` tries, in order; the later strategies are
+    only built when the earlier ones have failed."""
+    strategies = [{}] + [h for h in (_fresh_shapes(node), _unified_shapes(node),
+                                      _unit_inner_shapes(node)) if h]
+    consistent = []
+    for hints in strategies:
+        yield True, hints
+    for hints in itertools.chain(_concrete_size_shapes(node), _class_axis_shapes(node)):
+        consistent.append(hints)
+        yield True, hints
+    for hints in strategies + consistent:
+        yield False, hints
+
+
 def _infer_examples(node):
     """Runs the node on example values, trying in turn: meta tensors; meta tensors drawn
     anew from the inputs' static shapes, then with unknown dimensions unified across inputs,
-    then with unknown inner dimensions of 1; the same on real CPU tensors.
+    then with unknown inner dimensions of 1, then with unknown dimensions set to sizes the
+    arguments fix, then with unknown inner dimensions taken from another input but one of 1;
+    the same on real CPU tensors. An unknown dimension is only ever made consistent with a
+    known one: two known sizes that differ still fail every attempt.
 
     Meta tensors have no values: ops that read values (`.item()`, data-dependent sizes) or
     mix devices fail on them but work on real tensors of the same sizes. When every attempt
     fails the op itself is wrong for these inputs, and the error of the plain real run is
     raised, with a note naming the shapes.
     """
-    strategies = [{}] + [h for h in (_fresh_shapes(node), _unified_shapes(node),
-                                      _unit_inner_shapes(node)) if h]
-    attempts = [(meta, hints) for meta in (True, False) for hints in strategies]
     first_real_error = None
-    for meta, attempt_hints in attempts:
+    for meta, attempt_hints in _attempts(node):
         try:
             return _run_examples(node, meta, attempt_hints)
         except (RuntimeError, NotImplementedError, ValueError, TypeError, IndexError) as e:

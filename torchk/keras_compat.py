@@ -38,6 +38,12 @@ numbering unless stated):
   TensorFlow); `keras.utils.multi_gpu_model` (TensorFlow only) raises a ValueError that
   points to `torchk.distributed`; `Flatten` and `Reshape` report plain `int` output
   dimensions instead of numpy integers (`model.summary()` printed `np.int64(12)`).
+- The numpy names of Keras 2 era user code that numpy 1.24 and 2.0 removed (`np.float`,
+  `np.int`, `np.bool`, `np.object`, `np.str`, `np.long`, `np.unicode`, `np.complex`,
+  `np.float_`, `np.NaN`, `np.alltrue`, ...; `_NUMPY_1_NAMES`) come back, where missing,
+  with the other process-wide names.
+- `keras.wrappers.scikit_learn`'s `KerasClassifier` and `KerasRegressor` get the
+  `__sklearn_tags__` that scikit-learn >= 1.6 requires.
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
@@ -107,6 +113,31 @@ def _restore_removed_names():
         if not hasattr(np, name):
             setattr(np, name, value)
     _restore_getargspec()
+    _restore_numpy_1_names()
+
+
+# Names that numpy 1.24 (the builtin type aliases, deprecated in 1.20) and 2.0 removed, which
+# Keras 2 era user code uses (`dtype=np.float`, `np.NaN`, `np.alltrue`): each is what it was.
+_NUMPY_1_NAMES = {
+    'float': float, 'int': int, 'bool': bool, 'object': object, 'str': str, 'long': int,
+    'unicode': str, 'complex': complex,
+    'float_': np.float64, 'complex_': np.complex128, 'cfloat': np.complex128,
+    'longfloat': np.longdouble, 'singlecomplex': np.complex64,
+    'longcomplex': np.clongdouble, 'clongfloat': np.clongdouble,
+    'int0': np.intp, 'uint0': np.uintp, 'bool8': np.bool_,
+    'NaN': np.nan, 'NINF': -np.inf, 'PINF': np.inf, 'NZERO': -0.0, 'PZERO': 0.0,
+    'infty': np.inf, 'Infinity': np.inf,
+    'alltrue': np.all, 'sometrue': np.any, 'product': np.prod, 'cumproduct': np.cumprod,
+    'round_': np.round,
+}
+
+
+def _restore_numpy_1_names():
+    """Restores the `_NUMPY_1_NAMES` numpy no longer has. Looked up in the module's namespace,
+    not with `hasattr`, which makes numpy warn about the names it removed."""
+    for name, value in _NUMPY_1_NAMES.items():
+        if name not in vars(np):
+            setattr(np, name, value)
 
 
 def _restore_getargspec():
@@ -328,6 +359,27 @@ def _patch_layers_core(core):
     _plain_int_output_shapes(core)
 
 
+def _add_sklearn_tags(scikit_learn):
+    """Gives `KerasClassifier` and `KerasRegressor` (keras/wrappers/scikit_learn.py:175, 303)
+    the `__sklearn_tags__` that scikit-learn >= 1.6 asks every estimator for (`clone`,
+    `cross_val_score`, `GridSearchCV`), and the `_estimator_type` that older releases read.
+    Keras' wrappers predate both and do not derive from `sklearn.base.BaseEstimator`."""
+    for cls, estimator_type in ((scikit_learn.KerasClassifier, 'classifier'),
+                                (scikit_learn.KerasRegressor, 'regressor')):
+        cls._estimator_type = estimator_type
+        cls.__sklearn_tags__ = _sklearn_tags(estimator_type)
+
+
+def _sklearn_tags(estimator_type):
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, RegressorTags, Tags, TargetTags
+        classifier = estimator_type == 'classifier'
+        return Tags(estimator_type=estimator_type, target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags() if classifier else None,
+                    regressor_tags=None if classifier else RegressorTags())
+    return __sklearn_tags__
+
+
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
     'keras.engine.base_layer': _drop_tracking_print,
@@ -336,6 +388,7 @@ _AFTER_IMPORT = {
     'keras.backend': _export_session_functions,
     'keras.callbacks': _torchk_tensorboard,
     'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
+    'keras.wrappers.scikit_learn': _add_sklearn_tags,
 }
 
 

@@ -56,10 +56,8 @@ def _tensor(x, dtype=None, device=None):
                         'array, a number or a list of them.' % (x, type(x).__name__))
     if dtype is None and value.dtype.kind == 'f' and not isinstance(x, (np.ndarray, np.generic)):
         dtype = config.floatx()
-    if builtins.any(stride < 0 for stride in value.strides):
-        value = value.copy()
-    return torch.as_tensor(value, dtype=None if dtype is None else dtypes.to_torch(dtype),
-                           device=target_device() if device is None else device)
+    return dtypes.as_tensor(value, dtype=None if dtype is None else dtypes.to_torch(dtype),
+                            device=target_device() if device is None else device)
 
 
 def _contains_tensor(values):

@@ -5,6 +5,7 @@ makes it record lazily when an argument is a Keras placeholder or variable. Sema
 Keras 2.3.1 on TensorFlow (`keras/backend/tensorflow_backend.py`); where TF and the Theano or
 numpy backends differ, the docstring says which one is followed.
 """
+import math
 import numbers
 
 import numpy as np
@@ -45,7 +46,7 @@ def _tensor(x, name, like=None):
     if not from_numpy and array.dtype == np.float64:
         dtype = dtypes.to_torch(config.floatx())
     device = like.device if like is not None else target_device()
-    return torch.as_tensor(array, dtype=dtype, device=device)
+    return dtypes.as_tensor(array, dtype=dtype, device=device)
 
 
 def _scalar(value, name):
@@ -115,7 +116,13 @@ def elu(x, alpha=1.):
     # Raises
         TypeError: if `alpha` is not a scalar.
     """
-    return F.elu(_tensor(x, 'x'), _scalar(alpha, 'alpha'))
+    x = _tensor(x, 'x')
+    alpha = _scalar(alpha, 'alpha')
+    # TF's arithmetic, for the same float32 results: `exp(x) - 1` (not expm1), then `alpha *`
+    # as a separate rounding step (Keras' `selu` multiplies by `scale` after that).
+    # The clamp keeps exp finite where it is not used, so that gradients there stay 0.
+    res = torch.where(x > 0, x, torch.exp(torch.clamp(x, max=0)) - 1)
+    return res if alpha == 1 else torch.where(x > 0, res, alpha * res)
 
 
 @op
@@ -141,13 +148,19 @@ def softmax(x, axis=-1):
 def softplus(x):
     """Softplus of a tensor: `log(1 + exp(x))`.
 
+    Computed as TF does, for the same results: `x` above a threshold (`-log(eps) - 2` of the
+    dtype), `exp(x)` below its negative, else `log(exp(x) + 1)`.
+
     # Arguments
         x: A tensor or variable.
 
     # Returns
         A tensor.
     """
-    return F.softplus(_tensor(x, 'x'))
+    x = _tensor(x, 'x')
+    threshold = math.log(torch.finfo(x.dtype).eps) + 2.
+    exp = torch.exp(torch.clamp(x, max=-threshold))
+    return torch.where(x > -threshold, x, torch.where(x < threshold, exp, torch.log(exp + 1)))
 
 
 @op

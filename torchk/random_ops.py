@@ -1,5 +1,8 @@
-"""Random ops. In a graph each draws a new sample on every run, as in TF; with a `seed`
-the sequence of samples is reproducible."""
+"""Random ops. In a graph each draws a new sample on every run, as in TF. The sequence of
+samples is reproducible: an op without a `seed` takes one from numpy's global generator when
+it is created, as Keras' TF backend does (`np.random.randint(10e6)`), so `np.random.seed(n)`
+alone makes initial weights, dropout masks and training repeat on the CPU."""
+import numpy as np
 import torch
 
 from . import config
@@ -24,12 +27,14 @@ class _Seed:
         return self._generators[key]
 
 
+# The bounds of the seeds Keras' TF backend draws with `np.random.randint` for a `seed=None`:
+# random ops and dropout, and the random variables (tensorflow_backend.py:4322, 1141).
+_OP_SEEDS = 10 ** 7
+_VARIABLE_SEEDS = 10 ** 9
+
+
 def _seed(seed):
-    return None if seed is None else _Seed(seed)
-
-
-def _generator(seed, device):
-    return None if seed is None else seed.generator(device)
+    return _Seed(np.random.randint(_OP_SEEDS) if seed is None else seed)
 
 
 def _float_dtype(dtype):
@@ -51,21 +56,21 @@ def _shape(shape):
 def _normal(shape, mean, stddev, dtype, seed):
     device = graph.target_device()
     out = torch.empty(_shape(shape), dtype=dtype, device=device)
-    return out.normal_(float(mean), float(stddev), generator=_generator(seed, device))
+    return out.normal_(float(mean), float(stddev), generator=seed.generator(device))
 
 
 @graph.random_op
 def _uniform(shape, minval, maxval, dtype, seed):
     device = graph.target_device()
     out = torch.empty(_shape(shape), dtype=dtype, device=device)
-    return out.uniform_(float(minval), float(maxval), generator=_generator(seed, device))
+    return out.uniform_(float(minval), float(maxval), generator=seed.generator(device))
 
 
 @graph.random_op
 def _binomial(shape, p, dtype, seed):
     device = graph.target_device()
     draws = torch.empty(_shape(shape), dtype=dtype, device=device)
-    draws.uniform_(0., 1., generator=_generator(seed, device))
+    draws.uniform_(0., 1., generator=seed.generator(device))
     return (draws < p).to(dtype)
 
 
@@ -75,7 +80,7 @@ def _truncated_normal(shape, mean, stddev, dtype, seed):
     out = torch.empty(_shape(shape), dtype=dtype, device=device)
     # TF redraws samples beyond two standard deviations; inverse-CDF sampling on the
     # truncated range gives the same distribution in one pass.
-    torch.nn.init.trunc_normal_(out, 0., 1., -2., 2., generator=_generator(seed, device))
+    torch.nn.init.trunc_normal_(out, 0., 1., -2., 2., generator=seed.generator(device))
     return out * float(stddev) + float(mean)
 
 
@@ -86,7 +91,8 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
         shape: tuple of ints or scalar tensors, or a 1-D int tensor.
         mean, stddev: the distribution's mean and standard deviation.
         dtype: float dtype (default `K.floatx()`).
-        seed: int; makes the sequence of samples reproducible.
+        seed: int; makes the sequence of samples reproducible (default: drawn from numpy's
+            global generator).
     """
     return _normal(shape, mean, stddev, _float_dtype(dtype), _seed(seed))
 
@@ -112,7 +118,7 @@ def _dropout(x, level, noise_shape, seed):
     shape = tuple(x.shape) if noise_shape is None else tuple(
         x.shape[i] if d is None else int(d) for i, d in enumerate(noise_shape))
     mask = torch.empty(shape, dtype=x.dtype, device=x.device)
-    mask.uniform_(0., 1., generator=_generator(seed, x.device))
+    mask.uniform_(0., 1., generator=seed.generator(x.device))
     return x * (mask < keep).to(x.dtype) / keep
 
 
@@ -136,9 +142,13 @@ def dropout(x, level, noise_shape=None, seed=None):
 
 def random_uniform_variable(shape, low, high, dtype=None, name=None, seed=None):
     """Instantiates a variable with values drawn uniformly from `[low, high)`."""
+    if seed is None:
+        seed = np.random.randint(_VARIABLE_SEEDS)
     return variable(random_uniform(shape, low, high, dtype, seed), dtype=dtype, name=name)
 
 
 def random_normal_variable(shape, mean, scale, dtype=None, name=None, seed=None):
     """Instantiates a variable with normally distributed values."""
+    if seed is None:
+        seed = np.random.randint(_VARIABLE_SEEDS)
     return variable(random_normal(shape, mean, scale, dtype, seed), dtype=dtype, name=name)

@@ -139,7 +139,7 @@ def to_tensor(value, dtype=None):
                            else dtypes.to_torch(value.dtype))
         else:
             torch_dtype = dtypes.to_torch(config.floatx())
-    return torch.as_tensor(value, dtype=torch_dtype, device=config.device())
+    return dtypes.as_tensor(value, dtype=torch_dtype, device=config.device())
 
 
 def variable(value, dtype=None, name=None, constraint=None):
@@ -159,9 +159,27 @@ def variable(value, dtype=None, name=None, constraint=None):
     >>> K.eval(v)
     array([[1., 2.], [3., 4.]], dtype=float32)
     """
+    if hasattr(value, 'tocoo'):
+        return sparse_tensor(value, dtype)
     data = to_tensor(value, dtype if dtype is not None else config.floatx())
     requires_grad = data.is_floating_point() or data.is_complex()
     return Variable(data.clone(), requires_grad, name=name, constraint=constraint)
+
+
+def sparse_tensor(value, dtype=None, device=None):
+    """A `scipy.sparse` matrix as a torch sparse COO tensor of `dtype` (default floatx) on
+    `device` (default `config.device()`).
+
+    As in Keras' TF backend, `K.variable` of a sparse matrix is a sparse constant (a
+    `tf.SparseTensor` there): `K.is_sparse` is True, sparse ops keep it sparse.
+    """
+    coo = value.tocoo()
+    indices = torch.as_tensor(np.vstack([coo.row, coo.col]), dtype=torch.int64)
+    # scipy keeps indices in range, which is what torch's invariant checks would verify.
+    return torch.sparse_coo_tensor(
+        indices, dtypes.as_tensor(coo.data), coo.shape,
+        dtype=dtypes.to_torch(dtype if dtype is not None else config.floatx()),
+        device=device if device is not None else config.device(), check_invariants=False)
 
 
 def is_variable(x):
@@ -195,7 +213,7 @@ def set_value(x, value):
     """
     if not isinstance(x, Variable):
         raise TypeError('set_value expects a Keras variable, got %r.' % (x,))
-    new = torch.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value,
+    new = dtypes.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value,
                           dtype=x.dtype, device=x.device)
     if new.ndim != 0 and tuple(new.shape) != tuple(x.shape):
         raise ValueError('Cannot set the value of %s (shape %s) to an array of shape %s.'
@@ -235,6 +253,8 @@ def count_params(x):
 def update(x, new_x):
     """Returns the update `x <- new_x`, applied when a `K.function` holding it runs."""
     _check_update_target(x, 'update')
+    if not isinstance(new_x, torch.Tensor) and not graph.is_symbol(new_x):
+        new_x = to_tensor(new_x, x.dtype)  # numpy arrays, lists, numbers, as tf.assign takes
     return (x, new_x)
 
 

@@ -4,8 +4,8 @@ The root conftest.py points Keras at torchk (KERAS_BACKEND=torchk.core, a privat
 TORCHK_DEVICE=cpu) before anything imports Keras, so the tests here simply `import keras`.
 
 Everything is small, seeded and synthetic: each test seeds numpy, torch and `random` (Keras'
-initializers draw through torchk's random ops, which use torch's global generator when no seed
-is given), and the data makers below take their own seeds.
+initializers draw through torchk's random ops, which take their seed from numpy's global
+generator when no seed is given), and the data makers below take their own seeds.
 """
 import random
 

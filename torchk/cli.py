@@ -1,0 +1,127 @@
+"""`python -m torchk`: point Keras at torchk, and check that it works.
+
+    python -m torchk configure [--device cpu|cuda|cuda:1] [--image-data-format FORMAT]
+    python -m torchk info
+
+`configure` writes `"backend": "torchk.core"` into keras.json (in `$KERAS_HOME`, else
+`~/.keras`), creating it with Keras' defaults if needed and keeping every other key.
+`info` prints the versions, the device, floatx and data format, and trains a small model for
+one step on synthetic data, as a self-check.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+_KERAS_DEFAULTS = {'floatx': 'float32', 'epsilon': 1e-07, 'image_data_format': 'channels_last'}
+
+
+def configure(device=None, image_data_format=None):
+    """Writes torchk as Keras' backend into keras.json; returns the file's path.
+
+    # Arguments
+        device: optional torch device name stored as `"torchk_device"` (validated).
+        image_data_format: optional `'channels_first'` or `'channels_last'`.
+
+    # Raises
+        ValueError: for an invalid device or data format, or a keras.json that is not JSON.
+    """
+    import torch
+    from . import config
+    path = config._keras_json_path()
+    settings = dict(_KERAS_DEFAULTS)
+    settings.update(config._read_keras_json())
+    settings['backend'] = 'torchk.core'
+    if device is not None:
+        try:
+            torch.device(device)
+        except RuntimeError as e:
+            raise ValueError('Invalid device %r: %s' % (device, e)) from e
+        settings['torchk_device'] = device
+    if image_data_format is not None:
+        settings['image_data_format'] = config._check_data_format(image_data_format)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        json.dump(settings, f, indent=4)
+        f.write('\n')
+    return path
+
+
+_SELF_CHECK = '''
+import time
+import numpy as np
+import keras
+from keras import backend as K
+from keras.layers import Dense
+from keras.models import Sequential
+
+np.random.seed(0)
+x = np.random.rand(64, 8).astype('float32')
+y = (x.sum(axis=1, keepdims=True) > 4).astype('float32')
+model = Sequential([Dense(16, activation='relu', input_shape=(8,)),
+                    Dense(1, activation='sigmoid')])
+model.compile('adam', 'binary_crossentropy')
+start = time.time()
+before = model.train_on_batch(x, y)
+after = model.evaluate(x, y, verbose=0)
+print('keras', keras.__version__)
+print('backend', K.backend())
+print('floatx', K.floatx())
+print('image_data_format', K.image_data_format())
+print('self_check', float(before), float(after), time.time() - start)
+'''
+
+
+def info():
+    """Prints versions and settings, and runs a one-step training self-check in a new
+    interpreter (Keras reads keras.json once per process). Returns 0 on success, else 1."""
+    import torch
+    import torchk
+    from . import config
+    print('torchk %s (%s)' % (torchk.__version__, os.path.dirname(torchk.__file__)))
+    print('torch %s' % torch.__version__)
+    configured = config._read_keras_json().get('backend')
+    print('keras.json: %s (backend: %s%s)' % (
+        config._keras_json_path(), configured,
+        '' if configured == 'torchk.core' else '; run `python -m torchk configure`'))
+    print('device: %s' % config.device())
+    environment = dict(os.environ, KERAS_BACKEND='torchk.core')
+    root = os.path.dirname(os.path.dirname(os.path.abspath(torchk.__file__)))
+    environment['PYTHONPATH'] = os.pathsep.join(
+        [root] + ([environment['PYTHONPATH']] if environment.get('PYTHONPATH') else []))
+    done = subprocess.run([sys.executable, '-c', _SELF_CHECK], env=environment,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        print('Keras: could not train on torchk:\n%s' % done.stderr[-3000:])
+        return 1
+    report = dict(line.split(' ', 1) for line in done.stdout.splitlines() if ' ' in line)
+    print('keras %s, backend %s' % (report['keras'], report['backend']))
+    print('floatx: %s' % report['floatx'])
+    print('image_data_format: %s' % report['image_data_format'])
+    before, after, seconds = (float(v) for v in report['self_check'].split())
+    print('self-check: one training step in %.2f s, loss %.4f -> %.4f: OK'
+          % (seconds, before, after))
+    return 0
+
+
+def main(argv=None):
+    """Entry point of `python -m torchk`."""
+    parser = argparse.ArgumentParser(prog='python -m torchk', description=__doc__.split('\n')[0])
+    commands = parser.add_subparsers(dest='command', required=True)
+    configure_parser = commands.add_parser(
+        'configure', help='write "backend": "torchk.core" into keras.json')
+    configure_parser.add_argument('--device', help='torch device, e.g. cpu, cuda, cuda:1')
+    configure_parser.add_argument('--image-data-format',
+                                  choices=('channels_last', 'channels_first'))
+    commands.add_parser('info', help='print versions and settings, run a self-check')
+    args = parser.parse_args(argv)
+    if args.command == 'configure':
+        try:
+            path = configure(args.device, args.image_data_format)
+        except ValueError as e:
+            parser.error(str(e))
+        print('Keras now uses torchk: "backend": "torchk.core" in %s' % path)
+        return 0
+    return info()
