@@ -200,6 +200,22 @@ class Function:
                              'inputs: add them to `inputs`.'
                              % (name or '', ', '.join(p._describe() for p in missing)))
         self._defaults = [torch.tensor(False) for _ in unfed]
+        self._accepted = [None] * len(self.inputs)
+
+    def _feed(self, position, value, device):
+        """`convert_feed`, skipped for a numpy array of the same dtype, shape and strides as
+        the last one fed at `position` when that one became a tensor sharing its memory:
+        checking again would give the same answer, and `torch.from_numpy` the same tensor."""
+        if type(value) is np.ndarray and self._accepted[position] == (
+                value.dtype, value.shape, value.strides, device):
+            return torch.from_numpy(value)
+        feed = convert_feed(self.inputs[position], value, position, device)
+        shares = (type(value) is np.ndarray and device.type == 'cpu' and value.size
+                  and feed.layout == torch.strided and feed.data_ptr() == value.ctypes.data
+                  and feed.numpy().dtype == value.dtype)
+        self._accepted[position] = (value.dtype, value.shape, value.strides,
+                                    device) if shares else None
+        return feed
 
     def __call__(self, inputs):
         if not isinstance(inputs, (list, tuple)):
@@ -209,10 +225,14 @@ class Function:
             raise ValueError('K.function %s expects %d input value(s), got %d.'
                              % (self.name or '', len(self.inputs), len(inputs)))
         device = config.device()
-        feeds = [convert_feed(s, v, i, device)
-                 for i, (s, v) in enumerate(zip(self.inputs, inputs))]
-        with torch.no_grad():
+        feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
+        # `torch.no_grad()` as a context manager costs more than a small graph's whole run.
+        grad_enabled = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        try:
             values = self._program(*feeds, *self._defaults)
+        finally:
+            torch._C._set_grad_enabled(grad_enabled)
         results = [_to_output(v) for v in values]
         if self._single:
             return results[0]
