@@ -4,6 +4,7 @@ import contextlib
 import numpy as np
 import torch
 
+from . import compiled
 from . import config
 from . import dtypes
 from . import graph
@@ -200,6 +201,8 @@ class Function:
                              'inputs: add them to `inputs`.'
                              % (name or '', ', '.join(p._describe() for p in missing)))
         self._defaults = [torch.tensor(False) for _ in unfed]
+        if compiled.enabled():
+            self._program = compiled.CompiledProgram(self._program, name)
         self._accepted = [None] * len(self.inputs)
 
     def _feed(self, position, value, device):
