@@ -23,23 +23,21 @@ def _sgd_function():
     return w, K.function([x], [loss], updates=[K.update(w, w - 0.1 * grad)])
 
 
-def _expected(steps):
-    w = np.linspace(-1., 1., 6).reshape(3, 2)
+def _check_training(steps, rtol):
+    """Runs `_sgd_function` for `steps` calls against numpy; returns the function."""
+    w, f = _sgd_function()
     x = np.arange(12.).reshape(4, 3) / 10.
-    losses = []
-    for _ in range(steps):
-        losses.append(np.mean((x @ w) ** 2))
-        w = w - 0.1 * 2. * x.T @ (x @ w) / (x @ w).size
-    return losses, w
+    losses = [float(f([x.astype('float32')])[0]) for _ in range(steps)]
+    expected = np.linspace(-1., 1., 6).reshape(3, 2)
+    for step in range(steps):
+        np.testing.assert_allclose(losses[step], np.mean((x @ expected) ** 2), rtol=rtol)
+        expected = expected - 0.1 * 2. * x.T @ (x @ expected) / (x @ expected).size
+    np.testing.assert_allclose(K.get_value(w), expected, rtol=rtol)
+    return f
 
 
 def test_compiled_program_matches_the_reference(compiling, capsys):
-    w, f = _sgd_function()
-    x = np.arange(12.).reshape(4, 3).astype('float32') / 10.
-    losses = [float(f([x])[0]) for _ in range(4)]
-    expected_losses, expected_w = _expected(4)
-    np.testing.assert_allclose(losses, expected_losses, rtol=1e-5)
-    np.testing.assert_allclose(K.get_value(w), expected_w, rtol=1e-5)
+    f = _check_training(4, rtol=1e-5)
     assert f._program.error is None and f._program.compile_seconds > 0
     assert capsys.readouterr().err.count('torchk: compiled K.function') == 1
 
@@ -50,12 +48,7 @@ def test_failing_compile_falls_back_once(compiling, capsys, monkeypatch):
             raise RuntimeError('no compiler here')
         return run
     monkeypatch.setattr(torch, 'compile', broken)
-    w, f = _sgd_function()
-    x = np.arange(12.).reshape(4, 3).astype('float32') / 10.
-    losses = [float(f([x])[0]) for _ in range(3)]
-    expected_losses, expected_w = _expected(3)
-    np.testing.assert_allclose(losses, expected_losses, rtol=1e-6)
-    np.testing.assert_allclose(K.get_value(w), expected_w, rtol=1e-6)
+    f = _check_training(3, rtol=1e-6)
     assert isinstance(f._program.error, RuntimeError)
     assert capsys.readouterr().err.count('no compiler here') == 1
 

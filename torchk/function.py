@@ -194,7 +194,7 @@ class Function:
         _check_update_shapes(self.updates)
         metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
         self._program, unfed = program.compile_program(
-            self.inputs, self.outputs, self.updates, metric_flags)
+            self.inputs, self.outputs, self.updates, metric_flags, fuse=True)
         missing = [p for p in unfed if not is_learning_phase(p)]
         if missing:
             raise ValueError('K.function %s needs placeholder(s) %s, which are not among its '

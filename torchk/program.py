@@ -200,7 +200,7 @@ def unique_updates(updates):
     return result
 
 
-def compile_program(inputs, outputs, updates, metric_flags):
+def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -208,6 +208,9 @@ def compile_program(inputs, outputs, updates, metric_flags):
         outputs: symbols (or constants) to compute.
         updates: (variable, new value) pairs.
         metric_flags: for each output, True if it is computed after the updates.
+        fuse: run the update fusion pass (`fusion.py`): only for programs whose nodes
+            outside gradients run with autograd off, as `K.function` runs them (the
+            sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
@@ -249,7 +252,8 @@ def compile_program(inputs, outputs, updates, metric_flags):
             emitter.call(node, indent,
                          'create_graph=True' if second_order else '')
     first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
-    fused = fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+    fused = (fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+             if fuse else fusion.Plan())
     updated = {id(variable) for variable, _ in updates}
     snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
