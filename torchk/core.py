@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import torch
 
+from . import allocator
 from . import config
 from . import dtypes
 from . import graph
@@ -35,6 +36,7 @@ from .rnn import foldl, foldr, map_fn, rnn  # noqa: F401
 from .ctc import ctc_batch_cost, ctc_decode, ctc_label_dense_to_sparse  # noqa: F401
 
 KerasTensor = graph.KerasTensor
+allocator.configure()
 
 
 def backend():

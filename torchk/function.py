@@ -4,6 +4,7 @@ import contextlib
 import numpy as np
 import torch
 
+from . import compiled
 from . import config
 from . import dtypes
 from . import graph
@@ -205,13 +206,31 @@ class Function:
         _check_update_shapes(self.updates)
         metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
         self._program, unfed = program.compile_program(
-            self.inputs, self.outputs, self.updates, metric_flags)
+            self.inputs, self.outputs, self.updates, metric_flags, fuse=True)
         missing = [p for p in unfed if not is_learning_phase(p)]
         if missing:
             raise ValueError('K.function %s needs placeholder(s) %s, which are not among its '
                              'inputs: add them to `inputs`.'
                              % (name or '', ', '.join(p._describe() for p in missing)))
         self._defaults = [torch.tensor(False) for _ in unfed]
+        if compiled.enabled():
+            self._program = compiled.CompiledProgram(self._program, name)
+        self._accepted = [None] * len(self.inputs)
+
+    def _feed(self, position, value, device):
+        """`convert_feed`, skipped for a numpy array of the same dtype, shape and strides as
+        the last one fed at `position` when that one became a tensor sharing its memory:
+        checking again would give the same answer, and `torch.from_numpy` the same tensor."""
+        if type(value) is np.ndarray and self._accepted[position] == (
+                value.dtype, value.shape, value.strides, device):
+            return torch.from_numpy(value)
+        feed = convert_feed(self.inputs[position], value, position, device)
+        shares = (type(value) is np.ndarray and device.type == 'cpu' and value.size
+                  and feed.layout == torch.strided and feed.data_ptr() == value.ctypes.data
+                  and feed.numpy().dtype == value.dtype)
+        self._accepted[position] = (value.dtype, value.shape, value.strides,
+                                    device) if shares else None
+        return feed
 
     def __call__(self, inputs):
         if not isinstance(inputs, (list, tuple)):
@@ -221,10 +240,14 @@ class Function:
             raise ValueError('K.function %s expects %d input value(s), got %d.'
                              % (self.name or '', len(self.inputs), len(inputs)))
         device = config.device()
-        feeds = [convert_feed(s, v, i, device)
-                 for i, (s, v) in enumerate(zip(self.inputs, inputs))]
-        with torch.no_grad():
+        feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
+        # `torch.no_grad()` as a context manager costs more than a small graph's whole run.
+        grad_enabled = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        try:
             values = self._program(*feeds, *self._defaults)
+        finally:
+            torch._C._set_grad_enabled(grad_enabled)
         results = [_to_output(v) for v in values]
         if self._single:
             return results[0]

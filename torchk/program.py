@@ -13,6 +13,7 @@ Nodes that feed a gradient run with autograd recording; everything else runs und
 """
 import torch
 
+from . import fusion
 from . import graph
 
 GRADIENTS = 'gradients'
@@ -123,14 +124,26 @@ class _Emitter:
             self.names[id(group)] = name
         self.names[id(node)] = '%s[%d]' % (self.names[id(group)], index)
 
-    def call(self, node, indent, extra_kwargs=''):
+    def call(self, node, indent, extra_kwargs='', into=None):
+        """Emits `node`; `into` is `(torch function, args, destination)` from the fusion
+        pass, emitted as `function(*args, out=destination)`."""
         name = 'v%d' % self._count
         self._count += 1
-        fn = self.constant(node.fn)
-        args = ''.join(self.expression(a) + ', ' for a in node.args)
+        fn = self.constant(node.fn if into is None else into[0])
+        args = ''.join(self.expression(a) + ', ' for a in (node.args if into is None
+                                                            else into[1]))
         kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node.kwargs.items())
+        if into is not None:
+            extra_kwargs = 'out=%s' % self.destination(into[2])
         self.lines.append('%s%s = %s(%s%s%s)' % (indent, name, fn, args, kwargs, extra_kwargs))
         self.names[id(node)] = name
+
+    def destination(self, symbol):
+        """The expression of memory to write into: an intermediate, or a variable as a plain
+        tensor."""
+        if id(symbol) in self.names or isinstance(symbol, graph.KerasTensor):
+            return self.expression(symbol)
+        return '_plain(%s)' % self.constant(symbol)
 
 
 def _column_slice(node):
@@ -187,7 +200,7 @@ def unique_updates(updates):
     return result
 
 
-def compile_program(inputs, outputs, updates, metric_flags):
+def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -195,6 +208,9 @@ def compile_program(inputs, outputs, updates, metric_flags):
         outputs: symbols (or constants) to compute.
         updates: (variable, new value) pairs.
         metric_flags: for each output, True if it is computed after the updates.
+        fuse: run the update fusion pass (`fusion.py`): only for programs whose nodes
+            outside gradients run with autograd off, as `K.function` runs them (the
+            sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
@@ -235,40 +251,32 @@ def compile_program(inputs, outputs, updates, metric_flags):
             second_order = node.kind == GRADIENTS
             emitter.call(node, indent,
                          'create_graph=True' if second_order else '')
+    first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
+    fused = (fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+             if fuse else fusion.Plan())
+    updated = {id(variable) for variable, _ in updates}
+    snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
     for node in first_nodes:
         if id(node) in splits:
             emitter.split(node, '', *splits[id(node)])
         elif id(node) not in recorded:
-            emitter.call(node, '')
+            if fused.writes_variable(node):
+                # Outputs computed so far keep the values from before the updates.
+                for target in first_outputs:
+                    snapshots.take(target)
+            emitter.call(node, '', into=fused.into.get(id(node)))
 
-    updated = {id(variable) for variable, _ in updates}
-    reads_updated = _stale_after_updates(first_nodes, updated)
-    updated_names = ', '.join(emitter.expression(v) for v, _ in updates if id(v) in emitter.names)
-    first_values = {}
-    pointers_emitted = False
+    written_values = {id(value) for v, value in updates if id(v) in fused.written}
     for target in first_targets:
-        expression = emitter.expression(target)
-        if id(target) in first_values:
-            continue
-        if id(target) in updated:
-            # A variable read as an output or update value keeps its pre-update value.
-            name = 'r%d' % len(first_values)
-            emitter.lines.append('%s = %s.clone()' % (name, expression))
-            expression = name
-        elif getattr(target, 'node', None) is not None and id(target.node) in reads_updated:
-            # Views of an updated variable (identity, slices, reshapes) must not change.
-            if not pointers_emitted:
-                emitter.lines.append('pointers = _storage_pointers((%s,))' % updated_names)
-                pointers_emitted = True
-            name = 'r%d' % len(first_values)
-            emitter.lines.append('%s = _unaliased(%s, pointers)' % (name, expression))
-            expression = name
-        first_values[id(target)] = expression
-    for i, (variable, value) in enumerate(updates):
-        emitter.lines.append('u%d = %s' % (i, first_values[id(value)]))
-    for i, (variable, value) in enumerate(updates):
+        if id(target) not in written_values:
+            snapshots.take(target)
+    pending = [(v, value) for v, value in updates if id(v) not in fused.written]
+    for i, (variable, value) in enumerate(pending):
+        emitter.lines.append('u%d = %s' % (i, snapshots.values[id(value)]))
+    for i, (variable, value) in enumerate(pending):
         emitter.lines.append('%s.copy_(u%d)' % (emitter.constant(variable), i))
+    first_values = snapshots.values
 
     stale = _stale_after_updates(metric_nodes, updated)
     for node in metric_nodes:
@@ -287,6 +295,49 @@ def compile_program(inputs, outputs, updates, metric_flags):
     program = namespace['program']
     program.source = source
     return program, placeholders
+
+
+class _Snapshots:
+    """Emits the values of outputs and updates as they are before the updates are written:
+    a variable is cloned, a value that may be a view of an updated variable is copied if it
+    shares its memory. `values` maps a target's id to the expression of its value."""
+
+    def __init__(self, emitter, updates, reads_updated):
+        self.emitter = emitter
+        self.updates = updates
+        self.updated = {id(variable) for variable, _ in updates}
+        self.reads_updated = reads_updated
+        self.values = {}
+        self._pointers = False
+
+    def take(self, target):
+        """Emits the snapshot of `target` once, if it has been computed."""
+        emitter = self.emitter
+        if id(target) in self.values:
+            return
+        if graph.is_symbol(target) and not self._computed(target):
+            return
+        expression = emitter.expression(target)
+        if id(target) in self.updated:
+            # A variable read as an output or update value keeps its pre-update value.
+            name = 'r%d' % len(self.values)
+            emitter.lines.append('%s = %s.clone()' % (name, expression))
+            expression = name
+        elif getattr(target, 'node', None) is not None and id(target.node) in self.reads_updated:
+            # Views of an updated variable (identity, slices, reshapes) must not change.
+            if not self._pointers:
+                names = ', '.join(emitter.destination(v) for v, _ in self.updates)
+                emitter.lines.append('pointers = _storage_pointers((%s,))' % names)
+                self._pointers = True
+            name = 'r%d' % len(self.values)
+            emitter.lines.append('%s = _unaliased(%s, pointers)' % (name, expression))
+            expression = name
+        self.values[id(target)] = expression
+
+    def _computed(self, target):
+        names = self.emitter.names
+        node = getattr(target, 'node', None)
+        return id(target) in names or (node is not None and id(node) in names)
 
 
 def _stale_after_updates(nodes, updated):
