@@ -19,6 +19,7 @@ import torch
 
 from reference import numpy_backend as npb
 from torchk import conv_ops as C
+from torchk import core as K
 
 LAST, FIRST = 'channels_last', 'channels_first'
 FORMATS = (LAST, FIRST)
@@ -565,6 +566,61 @@ def test_bias_add_full_rank_bias_reshaped_like_tf(rank, data_format):
     else:
         expected = x + bias
     close(y, expected)
+
+
+FOLD_CASES = [  # (rank, padding, strides, dilation)
+    (1, 'valid', 1, 1), (1, 'causal', 1, 2), (1, 'same', 2, 1),
+    (2, 'valid', 1, 1), (2, 'same', 2, 1), (2, 'same', 1, 2),
+    (3, 'valid', 1, 1), (3, 'same', 2, 1),
+]
+
+
+def _conv_bias_graph(rank, padding, strides, dilation, data_format, bias_add):
+    """`bias_add(conv(x, kernel), bias)` recorded on a placeholder; returns a function of the
+    input giving the output and the gradients of a weighted sum of it w.r.t. the input, the
+    kernel and the bias, and the recorded output."""
+    x = K.placeholder(shape=(None,) + ((7, 6, 5)[:rank] + (3,) if data_format == LAST
+                                       else (3,) + (7, 6, 5)[:rank]))
+    kernel = K.variable(rand(*(3, 2, 2)[:rank], 3, 4, seed=1))
+    bias = K.variable(rand(4, seed=2))
+    conv = {1: K.conv1d, 2: K.conv2d, 3: K.conv3d}[rank]
+    y = bias_add(conv(x, kernel, strides, padding, data_format, dilation), bias, data_format)
+    loss = K.sum(y * K.constant(rand(*K.int_shape(y)[1:], seed=3)))
+    return K.function([x], [y] + K.gradients(loss, [x, kernel, bias])), y
+
+
+@pytest.mark.parametrize('data_format', FORMATS)
+@pytest.mark.parametrize('rank, padding, strides, dilation', FOLD_CASES)
+def test_bias_add_of_a_conv_is_folded_with_the_same_values_and_gradients(
+        rank, padding, strides, dilation, data_format):
+    folded, y = _conv_bias_graph(rank, padding, strides, dilation, data_format, K.bias_add)
+    assert y.node.fn is C._biased_conv
+    unfolded, y = _conv_bias_graph(rank, padding, strides, dilation, data_format,
+                                   C.bias_add.__wrapped__)
+    assert y.node.fn is C.bias_add.__wrapped__.__wrapped__
+    x = from_last(rand(2, *(7, 6, 5)[:rank], 3, seed=4), data_format).copy()
+    for got, expected in zip(folded([x]), unfolded([x])):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_bias_add_folds_only_a_matching_channel_bias():
+    x = K.placeholder(shape=(None, 5, 5, 3))
+    y = K.conv2d(x, K.variable(rand(3, 3, 3, 4)), data_format=LAST)
+    unfolded = C.bias_add.__wrapped__.__wrapped__
+    assert K.bias_add(y, K.variable(rand(4)), LAST).node.fn is C._biased_conv
+    assert K.bias_add(y, K.variable(rand(4)), None).node.fn is C._biased_conv
+    assert K.bias_add(y, K.variable(rand(3, 3, 4)), LAST).node.fn is unfolded
+    assert K.bias_add(y, K.variable(rand(4), dtype='float64'), LAST).node.fn is unfolded
+    assert K.bias_add(y * 2, K.variable(rand(4)), LAST).node.fn is unfolded
+    assert K.bias_add(y, K.variable(rand(3)), FIRST).node.fn is unfolded  # adds on axis 1
+
+
+@pytest.mark.parametrize('data_format', FORMATS)
+def test_biased_conv_output_keeps_the_input_memory_format(data_format):
+    x = torch.from_numpy(image(2, (6, 5), 3, data_format))
+    y = C._keras_conv(2, x, torch.from_numpy(rand(3, 3, 3, 4, seed=1)), 1, 'valid', data_format,
+                      1, bias=torch.from_numpy(rand(4, seed=2)))
+    assert y.is_contiguous()
 
 
 def test_bias_add_float64_keeps_dtype():

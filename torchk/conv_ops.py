@@ -17,6 +17,8 @@ The Keras 1 names and keywords from the Keras 1 documentation are accepted too:
 keywords `border_mode` (for `padding`) and `dim_ordering` (`'th'`, `'tf'` or `'default'`, for
 `data_format`) where the Keras 1 signature had them. Kernels always use the Keras 2 layouts.
 """
+import functools
+import inspect
 import math
 import operator
 
@@ -198,12 +200,13 @@ def _flat_pads(pads):
 # ---------------------------------------------------------------------------------------------
 # Shared implementations (channels-first, torch kernels)
 
-def _convolve(x, weight, strides, padding, dilations, groups=1):
-    """Convolution of the channels-first `x` with the torch `weight`, TF padding rules."""
+def _convolve(x, weight, strides, padding, dilations, groups=1, bias=None):
+    """Convolution of the channels-first `x` with the torch `weight` (plus the 1D `bias` per
+    output channel, if given), TF padding rules."""
     rank = x.ndim - 2
     pads = _spatial_pads(x.shape[2:], weight.shape[2:], strides, dilations, padding)
     x, torch_padding = _apply_padding(x, pads)
-    return _CONV[rank](x, weight, None, strides, torch_padding, dilations, groups)
+    return _CONV[rank](x, weight, bias, strides, torch_padding, dilations, groups)
 
 
 def _conv_arguments(name, rank, x, strides, padding, data_format, dilation_rate,
@@ -221,15 +224,26 @@ def _kernel_details(kernel, layout, data_format):
 
 
 def _conv(name, rank, x, kernel, strides, padding, data_format, dilation_rate,
-          paddings=_PADDINGS):
+          paddings=_PADDINGS, bias=None):
     x_cf, strides, dilation_rate = _conv_arguments(name, rank, x, strides, padding,
                                                    data_format, dilation_rate, paddings)
     kernel = _tensor(kernel)
     _check_rank(kernel, rank + 2, name, 'kernel')
     _check_equal(name, 'input channels', x_cf.shape[1], "the kernel's input channels",
                  kernel.shape[-2], _kernel_details(kernel, '(*spatial, in, out)', data_format))
-    y = _convolve(x_cf, _torch_kernel(kernel), strides, padding, dilation_rate)
+    y = _convolve(x_cf, _torch_kernel(kernel), strides, padding, dilation_rate,
+                  bias=None if bias is None else _tensor(bias))
     return _from_channels_first(y, data_format)
+
+
+def _keras_conv(rank, x, kernel, strides, padding, data_format, dilation_rate, border_mode=None,
+                dim_ordering=None, bias=None):
+    """`conv1d`, `conv2d` or `conv3d` (by `rank`), Keras 1 keywords resolved; a 1D `bias` per
+    output channel is added by the torch convolution itself."""
+    padding = _keras1_alias(padding, 'valid', border_mode, 'padding', 'border_mode')
+    return _conv('conv%dd' % rank, rank, x, kernel, strides, padding,
+                 _data_format(data_format, dim_ordering), dilation_rate,
+                 paddings=_PADDINGS + ('causal',) if rank == 1 else _PADDINGS, bias=bias)
 
 
 def _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, data_format):
@@ -447,9 +461,7 @@ def conv1d(x, kernel, strides=1, padding='valid', data_format=None, dilation_rat
         ValueError: if `padding`, `data_format`, `strides`, `dilation_rate` or a rank is
             invalid, or the channels of `x` and `kernel` differ.
     """
-    padding = _keras1_alias(padding, 'valid', border_mode, 'padding', 'border_mode')
-    return _conv('conv1d', 1, x, kernel, strides, padding, _data_format(data_format),
-                 dilation_rate, paddings=_PADDINGS + ('causal',))
+    return _keras_conv(1, x, kernel, strides, padding, data_format, dilation_rate, border_mode)
 
 
 @op
@@ -474,9 +486,8 @@ def conv2d(x, kernel, strides=(1, 1), padding='valid', data_format=None,
         ValueError: if `padding`, `data_format`, `strides`, `dilation_rate` or a rank is
             invalid, or the channels of `x` and `kernel` differ.
     """
-    padding = _keras1_alias(padding, 'valid', border_mode, 'padding', 'border_mode')
-    return _conv('conv2d', 2, x, kernel, strides, padding,
-                 _data_format(data_format, dim_ordering), dilation_rate)
+    return _keras_conv(2, x, kernel, strides, padding, data_format, dilation_rate, border_mode,
+                       dim_ordering)
 
 
 @op
@@ -501,9 +512,8 @@ def conv3d(x, kernel, strides=(1, 1, 1), padding='valid', data_format=None,
         ValueError: if `padding`, `data_format`, `strides`, `dilation_rate` or a rank is
             invalid, or the channels of `x` and `kernel` differ.
     """
-    padding = _keras1_alias(padding, 'valid', border_mode, 'padding', 'border_mode')
-    return _conv('conv3d', 3, x, kernel, strides, padding,
-                 _data_format(data_format, dim_ordering), dilation_rate)
+    return _keras_conv(3, x, kernel, strides, padding, data_format, dilation_rate, border_mode,
+                       dim_ordering)
 
 
 @op
@@ -798,6 +808,56 @@ def pool3d(x, pool_size, strides=(1, 1, 1), padding='valid', data_format=None,
 # ---------------------------------------------------------------------------------------------
 # Bias
 
+_CONV_RANKS = {conv1d.__wrapped__: 1, conv2d.__wrapped__: 2, conv3d.__wrapped__: 3}
+
+
+def _biased_conv(conv, bias, args, kwargs):
+    """`bias_add(conv(*args, **kwargs), bias)` as one torch convolution with a bias.
+
+    oneDNN adds the bias to each accumulated output (the same float32 sum as a separate add)
+    and computes its gradient inside the convolution's backward: one pass over the output
+    fewer each way. Channels-last outputs stay channels-last strided views throughout.
+    """
+    arguments = inspect.signature(conv).bind(*args, **kwargs)
+    arguments.apply_defaults()
+    return _keras_conv(_CONV_RANKS[conv], bias=bias, **arguments.arguments)
+
+
+def _torch_dtype(x):
+    return x._torch_dtype if isinstance(x, graph.KerasTensor) else x.dtype
+
+
+def _folded_bias_add(x, bias, data_format):
+    """Records `bias_add(x, bias, data_format)` as one `_biased_conv` node when `x` is the
+    result of a recorded `conv1d`/`conv2d`/`conv3d` in the same data format and `bias` is a
+    matching 1D vector of the same dtype; returns None otherwise."""
+    node = x.node if isinstance(x, graph.KerasTensor) else None
+    if (node is None or x.path != () or node.fn not in _CONV_RANKS or x.ndim is None
+            or not isinstance(bias, (graph.KerasTensor, torch.Tensor))
+            or data_format not in (None, 'channels_first', 'channels_last')):
+        return None
+    arguments = inspect.signature(node.fn).bind(*node.args, **node.kwargs)
+    arguments.apply_defaults()
+    conv_format = _data_format(arguments.arguments['data_format'],
+                               arguments.arguments.get('dim_ordering'))
+    channels = x.shape[1 if conv_format == 'channels_first' else -1]
+    if (conv_format != _data_format(data_format) or bias.ndim != 1
+            or tuple(bias.shape) != (channels,) or _torch_dtype(bias) != _torch_dtype(x)):
+        return None
+    return graph.record(_biased_conv, (node.fn, bias, node.args, node.kwargs))
+
+
+def _folds_into_convolution(bias_add_op):
+    """Wraps `bias_add_op` so that a bias added to a recorded convolution's result is added by
+    the convolution itself (see `_biased_conv`); the values are the same."""
+    @functools.wraps(bias_add_op)
+    def bias_add(x, bias, data_format=None):
+        folded = _folded_bias_add(x, bias, data_format)
+        return bias_add_op(x, bias, data_format) if folded is None else folded
+    return bias_add
+
+
+@_folds_into_convolution
 @op
 def bias_add(x, bias, data_format=None):
     """Adds a bias vector to a tensor.
