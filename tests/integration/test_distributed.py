@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 B = 4       # per-rank batch
@@ -33,9 +34,10 @@ def worker_environment(keras_home):
     return env
 
 
-def launch(scenario, out_dir, world=2, timeout=TIMEOUT):
+def launch(scenario, out_dir, world=2, timeout=TIMEOUT, device='cpu'):
     """Runs this file as `world` ranks of `scenario`; returns their `CompletedProcess`es."""
     env = worker_environment(str(out_dir))
+    env['TORCHK_DEVICE'] = device
     env.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(_free_port()), WORLD_SIZE=str(world),
                LOCAL_WORLD_SIZE=str(world))
     processes = [subprocess.Popen(
@@ -262,6 +264,11 @@ def _worker(scenario, out_dir):
     out = {}
     if scenario == 'fail':
         _fail_case(hvd, out)
+    elif scenario == 'nccl':
+        import torch.distributed as dist
+        out['backend'] = np.array(dist.get_backend())
+        _train_case('sgd', hvd, out)
+        out['allreduce'] = hvd.allreduce(np.array([1.0, 2.0]) * (hvd.rank() + 1))
     else:
         for name in CASES:
             _train_case(name, hvd, out)
@@ -400,6 +407,21 @@ def test_a_failing_rank_stops_the_others_with_an_error(tmp_path):
     assert 'ValueError: rank 1 stops on purpose' in results[1].stderr
     assert results[0].returncode != 0
     assert 'averaging gradients failed on rank 0 of 2' in results[0].stderr
+
+
+@pytest.mark.skipif(not torch.cuda.is_available() or torch.cuda.device_count() < 2,
+                    reason='NCCL data parallelism needs two CUDA devices')
+def test_two_ranks_on_nccl(tmp_path):
+    results = launch('nccl', tmp_path, device='cuda')
+    for r, result in enumerate(results):
+        assert result.returncode == 0, 'rank %d failed:\n%s' % (r, result.stderr[-4000:])
+    ranks = [dict(np.load(tmp_path / ('rank%d.npz' % r))) for r in range(2)]
+    assert str(ranks[0]['backend']) == 'nccl'
+    for got, other, expected in zip(_list(ranks[0], 'sgd'), _list(ranks[1], 'sgd'),
+                                    _list(ranks[0], 'sgd/reference')):
+        np.testing.assert_array_equal(got, other)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ranks[1]['allreduce'], [1.5, 3.0])
 
 
 def test_example_runs_under_torchrun(tmp_path):
