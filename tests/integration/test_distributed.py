@@ -146,18 +146,25 @@ def _reference(build, optimizer_name, config, x, y):
     return base.get_weights()
 
 
-def _broadcast_case(hvd, out):
-    """Different initial weights and optimizer state on each rank; recorded just after
-    the broadcast callback and after training."""
+def _broadcast_case(hvd, out, out_dir):
+    """Rank 0 resumes a model trained alone (weights and Adam state, with `load_model`);
+    rank 1 starts from other weights and a fresh optimizer. Recorded just after the
+    broadcast callback and after training."""
     import keras
     from keras import backend as K
     rank = hvd.rank()
-    model = _seeded(_dense_model, seed=100 + rank)
-    model.compile(hvd.DistributedOptimizer(keras.optimizers.Adam(0.01)), 'mse')
-    model._make_train_function()
-    K.set_value(model.optimizer.iterations, 10 * (rank + 1))
-    for w in model.optimizer.weights[1:]:
-        K.set_value(w, np.full(K.int_shape(w), rank + 1.0))
+    if rank == 0:
+        trained = _seeded(_dense_model, seed=100)
+        trained.compile(keras.optimizers.Adam(0.01), 'mse')
+        for step in range(2):
+            trained.train_on_batch(*_data(30 + step, B, 'dense'))
+        path = os.path.join(out_dir, 'trained.h5')
+        trained.save(path)
+        model = hvd.load_model(path)
+    else:
+        model = _seeded(_dense_model, seed=101)
+        model.compile(hvd.DistributedOptimizer(keras.optimizers.Adam(0.01)), 'mse')
+        model._make_train_function()
     out['broadcast/before'] = model.get_weights() + K.batch_get_value(model.optimizer.weights)
 
     class Record(keras.callbacks.Callback):
@@ -272,7 +279,7 @@ def _worker(scenario, out_dir):
     else:
         for name in CASES:
             _train_case(name, hvd, out)
-        _broadcast_case(hvd, out)
+        _broadcast_case(hvd, out, out_dir)
         _callbacks_case(hvd, out)
         _collectives_case(hvd, out)
         _shard_case(hvd, out)
@@ -346,10 +353,13 @@ def test_fp16_compression_rounds_the_gradients(ranks):
 
 
 def test_broadcast_callback_gives_every_rank_root_weights_and_optimizer_state(ranks):
+    """Also when rank 0 alone restored a model and its optimizer state with load_model."""
     before = [_list(r, 'broadcast/before') for r in ranks]
     begin = [_list(r, 'broadcast/begin') for r in ranks]
+    iterations = 4  # after the model's 4 weights
+    assert before[0][iterations] == 2 and before[1][iterations] == 0
     assert not np.allclose(before[0][0], before[1][0])
-    assert not np.allclose(before[0][-1], before[1][-1])
+    assert not np.allclose(before[0][iterations + 1], before[1][iterations + 1])
     for root, other, expected in zip(begin[0], begin[1], before[0]):
         np.testing.assert_array_equal(root, expected)
         np.testing.assert_array_equal(other, expected)
