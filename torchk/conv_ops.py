@@ -814,9 +814,9 @@ _CONV_RANKS = {conv1d.__wrapped__: 1, conv2d.__wrapped__: 2, conv3d.__wrapped__:
 def _biased_conv(conv, bias, args, kwargs):
     """`bias_add(conv(*args, **kwargs), bias)` as one torch convolution with a bias.
 
-    oneDNN adds the bias to each accumulated output (the same float32 sum as a separate add)
-    and computes its gradient inside the convolution's backward: one pass over the output
-    fewer each way. Channels-last outputs stay channels-last strided views throughout.
+    oneDNN adds the bias to each accumulated output and computes its gradient inside the
+    convolution's backward: one pass over the output fewer each way, the same values to
+    float32 rounding. Channels-last outputs stay channels-last strided views throughout.
     """
     arguments = inspect.signature(conv).bind(*args, **kwargs)
     arguments.apply_defaults()
@@ -849,7 +849,7 @@ def _folded_bias_add(x, bias, data_format):
 
 def _folds_into_convolution(bias_add_op):
     """Wraps `bias_add_op` so that a bias added to a recorded convolution's result is added by
-    the convolution itself (see `_biased_conv`); the values are the same."""
+    the convolution itself (see `_biased_conv`)."""
     @functools.wraps(bias_add_op)
     def bias_add(x, bias, data_format=None):
         folded = _folded_bias_add(x, bias, data_format)
