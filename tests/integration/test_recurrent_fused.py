@@ -67,7 +67,7 @@ def test_loop_is_kept_where_torch_computes_something_else(layer, reason):
     assert model.layers[0].output.node.fn.__name__ != '_fused_gru', reason
 
 
-def test_masked_inputs_keep_the_loop():
+def test_masked_inputs_take_the_cell_kernel():
     model = Sequential([keras.layers.Embedding(10, 3, mask_zero=True, input_length=7),
                         LSTM(6)])
-    assert model.layers[1].output.node.fn.__name__ == '_run_rnn'
+    assert model.layers[1].output.node.fn.__name__ == '_cell_recurrence'
