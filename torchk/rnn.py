@@ -307,7 +307,8 @@ def _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask):
     recurrent_masks = _masks(cell._recurrent_dropout_mask)
     last, outputs, states = _cell_recurrence(
         name, inputs, list(initial_states), cell.kernel, cell.recurrent_kernel, cell.bias,
-        input_masks, recurrent_masks and recurrent_masks[0], mask, go_backwards, _activation_name(cell.activation),
+        input_masks, recurrent_masks and recurrent_masks[0], mask, go_backwards,
+        _activation_name(cell.activation),
         None if name == 'SimpleRNNCell' else _activation_name(cell.recurrent_activation),
         name == 'GRUCell' and cell.reset_after)
     if getattr(output_0, '_uses_learning_phase', False):

@@ -15,7 +15,12 @@ Tensors are time-major. Arguments shared by the kernels:
     keep: `(time, batch, 1)` bool, False where a masked step holds the states; or None.
     activation, recurrent_activation: names in `ACTIVATIONS`.
 """
+import contextlib
+
 import torch
+
+_SMALL_STEP = 65536
+"""Steps whose gates have at most this many elements run their ops on one thread."""
 
 
 def _tanh(x, out):
@@ -46,6 +51,26 @@ ACTIVATIONS = {
     'relu': (_relu, lambda y: (y > 0.).to(y.dtype)),
     'linear': (_linear, torch.ones_like),
 }
+
+
+@contextlib.contextmanager
+def _step_threads(gates):
+    """One intra-op thread, on the CPU, for the loop over the steps of a small recurrence.
+
+    torch splits element-wise ops of more than 2048 elements (tanh through MKL's VML)
+    across threads; on `(batch, units)` tensors waking them costs more than the op, and
+    much more on a loaded machine. The input projection and weight gradients, outside the
+    loop, keep every thread.
+    """
+    threads = torch.get_num_threads()
+    if threads == 1 or gates.device.type != 'cpu' or gates.numel() > _SMALL_STEP:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _previous(first, states):
@@ -97,19 +122,20 @@ class LSTMRecurrence(torch.autograd.Function):
         h_all = projected.new_empty(steps, batch, units)
         c_all, tanh_c_all = torch.empty_like(h_all), torch.empty_like(h_all)
         h, c = h0, c0
-        for t in range(steps):
-            gates = torch.addmm(projected[t], _dropped(h, recurrent_mask), recurrent_kernel,
-                                out=gates_all[t])
-            ract(gates[:, :2 * units], gates[:, :2 * units])
-            act(gates[:, 2 * units:3 * units], gates[:, 2 * units:3 * units])
-            ract(gates[:, 3 * units:], gates[:, 3 * units:])
-            i, f, candidate, o = gates.split(units, dim=1)
-            c_new = torch.mul(f, c, out=c_all[t] if keep is None else None)
-            c_new.addcmul_(i, candidate)
-            h_new = torch.mul(o, act(c_new, tanh_c_all[t]),
-                              out=h_all[t] if keep is None else None)
-            h = _hold(keep, t, h_new, h, h_all[t])
-            c = _hold(keep, t, c_new, c, c_all[t])
+        with _step_threads(gates_all[0]):
+            for t in range(steps):
+                gates = torch.addmm(projected[t], _dropped(h, recurrent_mask), recurrent_kernel,
+                                    out=gates_all[t])
+                ract(gates[:, :2 * units], gates[:, :2 * units])
+                act(gates[:, 2 * units:3 * units], gates[:, 2 * units:3 * units])
+                ract(gates[:, 3 * units:], gates[:, 3 * units:])
+                i, f, candidate, o = gates.split(units, dim=1)
+                c_new = torch.mul(f, c, out=c_all[t] if keep is None else None)
+                c_new.addcmul_(i, candidate)
+                h_new = torch.mul(o, act(c_new, tanh_c_all[t]),
+                                  out=h_all[t] if keep is None else None)
+                h = _hold(keep, t, h_new, h, h_all[t])
+                c = _hold(keep, t, c_new, c, c_all[t])
         ctx.save_for_backward(h0, c0, recurrent_kernel, recurrent_mask, keep, gates_all,
                               h_all, c_all, tanh_c_all)
         ctx.activations = activation, recurrent_activation
@@ -123,7 +149,7 @@ class LSTMRecurrence(torch.autograd.Function):
         steps, batch, width = gates_all.shape
         units = width // 4
         i, f, candidate, o = gates_all.split(units, dim=2)
-        # d(pre-activations of i, f, candidate) = dc * these; d(pre-activation of o) = dh * o_factor
+        # d(pre-activations of i, f, candidate) = dc * these; of o: dh * o_factor
         ifc_factors = torch.stack([candidate * dract(i), _previous(c0, c_all) * dract(f),
                                    i * dact(candidate)], dim=2)
         o_factor = tanh_c_all * dract(o)
@@ -132,17 +158,18 @@ class LSTMRecurrence(torch.autograd.Function):
         d_ifc = d_gates.view(steps, batch, 4, units)[:, :, :3]
         kernel_t = recurrent_kernel.t()
         dh = d_h_all[steps - 1]
-        for t in range(steps - 1, -1, -1):
-            dh_new, dh_held = _split_held(keep, t, dh)
-            dc_new, dc_held = _split_held(keep, t, d_c)
-            dc_new = torch.addcmul(dc_new, dh_new, dc_dh[t])
-            torch.mul(dh_new, o_factor[t], out=d_gates[t, :, 3 * units:])
-            torch.mul(dc_new.unsqueeze(1), ifc_factors[t], out=d_ifc[t])
-            d_c = dc_new.mul_(f[t])
-            if dc_held is not None:
-                d_c = d_c.add_(dc_held)
-            dh = _to_previous(torch.mm(d_gates[t], kernel_t), t, d_h_all, recurrent_mask,
-                              dh_held)
+        with _step_threads(d_gates[0]):
+            for t in range(steps - 1, -1, -1):
+                dh_new, dh_held = _split_held(keep, t, dh)
+                dc_new, dc_held = _split_held(keep, t, d_c)
+                dc_new = torch.addcmul(dc_new, dh_new, dc_dh[t])
+                torch.mul(dh_new, o_factor[t], out=d_gates[t, :, 3 * units:])
+                torch.mul(dc_new.unsqueeze(1), ifc_factors[t], out=d_ifc[t])
+                d_c = dc_new.mul_(f[t])
+                if dc_held is not None:
+                    d_c = d_c.add_(dc_held)
+                dh = _to_previous(torch.mm(d_gates[t], kernel_t), t, d_h_all, recurrent_mask,
+                                  dh_held)
         d_kernel = _weight_gradient(_dropped(_previous(h0, h_all), recurrent_mask), d_gates)
         return d_gates, dh, d_c, d_kernel, None, None, None, None
 
@@ -168,27 +195,28 @@ class GRURecurrence(torch.autograd.Function):
         kernel_zr = recurrent_kernel[:, :2 * units]
         kernel_h = recurrent_kernel[:, 2 * units:]
         h = h0
-        for t in range(steps):
-            hd = _dropped(h, recurrent_mask)
-            if reset_after:
-                inner = (torch.mm(hd, recurrent_kernel, out=inner_all[t])
-                         if recurrent_bias is None else
-                         torch.addmm(recurrent_bias, hd, recurrent_kernel, out=inner_all[t]))
-                zr = torch.add(projected[t, :, :2 * units], inner[:, :2 * units],
-                               out=zr_all[t])
-                ract(zr, zr)
-                candidate = torch.addcmul(projected[t, :, 2 * units:], zr[:, units:],
-                                          inner[:, 2 * units:], out=candidate_all[t])
-            else:
-                zr = torch.addmm(projected[t, :, :2 * units], hd, kernel_zr, out=zr_all[t])
-                ract(zr, zr)
-                reset_h = torch.mul(zr[:, units:], hd, out=inner_all[t])
-                candidate = torch.addmm(projected[t, :, 2 * units:], reset_h, kernel_h,
-                                        out=candidate_all[t])
-            act(candidate, candidate)
-            h_new = torch.addcmul(candidate, zr[:, :units], hd - candidate,
-                                  out=h_all[t] if keep is None else None)
-            h = _hold(keep, t, h_new, h, h_all[t])
+        with _step_threads(projected[0]):
+            for t in range(steps):
+                hd = _dropped(h, recurrent_mask)
+                if reset_after:
+                    inner = (torch.mm(hd, recurrent_kernel, out=inner_all[t])
+                             if recurrent_bias is None else
+                             torch.addmm(recurrent_bias, hd, recurrent_kernel, out=inner_all[t]))
+                    zr = torch.add(projected[t, :, :2 * units], inner[:, :2 * units],
+                                   out=zr_all[t])
+                    ract(zr, zr)
+                    candidate = torch.addcmul(projected[t, :, 2 * units:], zr[:, units:],
+                                              inner[:, 2 * units:], out=candidate_all[t])
+                else:
+                    zr = torch.addmm(projected[t, :, :2 * units], hd, kernel_zr, out=zr_all[t])
+                    ract(zr, zr)
+                    reset_h = torch.mul(zr[:, units:], hd, out=inner_all[t])
+                    candidate = torch.addmm(projected[t, :, 2 * units:], reset_h, kernel_h,
+                                            out=candidate_all[t])
+                act(candidate, candidate)
+                h_new = torch.addcmul(candidate, zr[:, :units], hd - candidate,
+                                      out=h_all[t] if keep is None else None)
+                h = _hold(keep, t, h_new, h, h_all[t])
         ctx.save_for_backward(h0, recurrent_kernel, recurrent_mask, keep, zr_all,
                               candidate_all, h_all, inner_all)
         ctx.activations = activation, recurrent_activation
@@ -215,22 +243,23 @@ class GRURecurrence(torch.autograd.Function):
         kernel_t = recurrent_kernel.t()
         kernel_zr_t, kernel_h_t = kernel_t[:2 * units], kernel_t[2 * units:]
         dh = d_h_all[steps - 1]
-        for t in range(steps - 1, -1, -1):
-            dh_new, dh_held = _split_held(keep, t, dh)
-            torch.mul(dh_new, z_factor[t], out=d_inner[t, :, :units])
-            d_candidate = torch.mul(dh_new, candidate_factor[t],
-                                    out=d_projected[t, :, 2 * units:])
-            if reset_after:
-                torch.mul(d_candidate, r_factor[t], out=d_inner[t, :, units:2 * units])
-                torch.mul(d_candidate, r[t], out=d_inner[t, :, 2 * units:])
-                d_hd = torch.mm(d_inner[t], kernel_t)
-            else:
-                d_reset_h = torch.mm(d_candidate, kernel_h_t)
-                torch.mul(d_reset_h, r_factor[t], out=d_inner[t, :, units:2 * units])
-                d_hd = torch.mm(d_inner[t, :, :2 * units], kernel_zr_t)
-                d_hd.addcmul_(d_reset_h, r[t])
-            d_hd.addcmul_(dh_new, z[t])
-            dh = _to_previous(d_hd, t, d_h_all, recurrent_mask, dh_held)
+        with _step_threads(d_projected[0]):
+            for t in range(steps - 1, -1, -1):
+                dh_new, dh_held = _split_held(keep, t, dh)
+                torch.mul(dh_new, z_factor[t], out=d_inner[t, :, :units])
+                d_candidate = torch.mul(dh_new, candidate_factor[t],
+                                        out=d_projected[t, :, 2 * units:])
+                if reset_after:
+                    torch.mul(d_candidate, r_factor[t], out=d_inner[t, :, units:2 * units])
+                    torch.mul(d_candidate, r[t], out=d_inner[t, :, 2 * units:])
+                    d_hd = torch.mm(d_inner[t], kernel_t)
+                else:
+                    d_reset_h = torch.mm(d_candidate, kernel_h_t)
+                    torch.mul(d_reset_h, r_factor[t], out=d_inner[t, :, units:2 * units])
+                    d_hd = torch.mm(d_inner[t, :, :2 * units], kernel_zr_t)
+                    d_hd.addcmul_(d_reset_h, r[t])
+                d_hd.addcmul_(dh_new, z[t])
+                dh = _to_previous(d_hd, t, d_h_all, recurrent_mask, dh_held)
         if reset_after:
             d_projected[:, :, :2 * units] = d_inner[:, :, :2 * units]
             d_kernel = _weight_gradient(hd_previous, d_inner)
@@ -251,10 +280,11 @@ class SimpleRNNRecurrence(torch.autograd.Function):
         new_all = torch.empty_like(projected)
         h_all = new_all if keep is None else torch.empty_like(projected)
         h = h0
-        for t in range(projected.shape[0]):
-            h_new = torch.addmm(projected[t], _dropped(h, recurrent_mask), recurrent_kernel,
-                                out=new_all[t])
-            h = _hold(keep, t, act(h_new, h_new), h, h_all[t])
+        with _step_threads(projected[0]):
+            for t in range(projected.shape[0]):
+                h_new = torch.addmm(projected[t], _dropped(h, recurrent_mask), recurrent_kernel,
+                                    out=new_all[t])
+                h = _hold(keep, t, act(h_new, h_new), h, h_all[t])
         ctx.save_for_backward(h0, recurrent_kernel, recurrent_mask, keep, new_all, h_all)
         ctx.activation = activation
         return h_all
@@ -266,10 +296,11 @@ class SimpleRNNRecurrence(torch.autograd.Function):
         d_projected = torch.empty_like(new_all)
         kernel_t = recurrent_kernel.t()
         dh = d_h_all[new_all.shape[0] - 1]
-        for t in range(new_all.shape[0] - 1, -1, -1):
-            dh_new, dh_held = _split_held(keep, t, dh)
-            d_new = torch.mul(dh_new, factor[t], out=d_projected[t])
-            dh = _to_previous(torch.mm(d_new, kernel_t), t, d_h_all, recurrent_mask, dh_held)
+        with _step_threads(d_projected[0]):
+            for t in range(new_all.shape[0] - 1, -1, -1):
+                dh_new, dh_held = _split_held(keep, t, dh)
+                d_new = torch.mul(dh_new, factor[t], out=d_projected[t])
+                dh = _to_previous(torch.mm(d_new, kernel_t), t, d_h_all, recurrent_mask, dh_held)
         d_kernel = _weight_gradient(_dropped(_previous(h0, h_all), recurrent_mask),
                                     d_projected)
         return d_projected, dh, d_kernel, None, None, None
