@@ -2,6 +2,9 @@
 only where they compute the same thing, and compute it: outputs and weights after training."""
 import contextlib
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -217,3 +220,32 @@ def test_generic_loop_is_kept(layer, reason):
     model = Sequential([keras.layers.InputLayer(input_shape=(7, 3)), layer])
     assert model.layers[0].output.node.fn.__name__ not in (
         '_cell_recurrence', '_fused_lstm', '_fused_gru'), reason
+
+
+BATCH_2_STATE_ON_UNKNOWN_BATCH = '''
+import numpy as np
+from keras import backend as K
+from keras.layers import GRU, LSTM, SimpleRNN, Input
+layer = %s
+states = [K.variable(np.zeros((2, 4))) for _ in layer.cell.state_size]
+try:
+    output = layer(Input(shape=(5, 3)), initial_state=states)
+    print('built', K.int_shape(output))
+except ValueError as error:
+    print('ValueError', error)
+'''
+
+
+@pytest.mark.parametrize('layer', ['LSTM(4)', 'GRU(4)', 'GRU(4, reset_after=True)',
+                                   'SimpleRNN(4)'])
+def test_state_of_another_batch_size_raises_instead_of_crashing(layer):
+    """torch.lstm read out of bounds (and killed the process) on an initial state of batch 2
+    while shape inference ran the inputs with batch 83; now the shapes are checked first."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    environment = dict(os.environ, PYTHONPATH=root, KERAS_BACKEND='torchk.core')
+    done = subprocess.run([sys.executable, '-c', BATCH_2_STATE_ON_UNKNOWN_BATCH % layer],
+                          env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith(('ValueError', 'built')), done.stdout
+    if done.stdout.startswith('ValueError'):
+        assert 'must have shape' in done.stdout and '(2, 4)' in done.stdout
