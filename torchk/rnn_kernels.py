@@ -97,14 +97,20 @@ def _split_held(keep, t, gradient):
     return gradient * keep[t], gradient * ~keep[t]
 
 
+def _sequence_gradient(d_h_all):
+    """The outputs' gradient, or None when only the last step has one (a layer without
+    `return_sequences`): the steps then need not add zeros."""
+    return d_h_all if bool(d_h_all[:-1].any()) else None
+
+
 def _to_previous(d_dropped, t, d_outputs, recurrent_mask, held):
     """Gradient on the state before step `t`, from the gradient on its dropped copy, the
-    part a masked step held, and the outputs' gradient at step `t - 1`."""
+    part a masked step held, and the outputs' gradient at step `t - 1` (if any)."""
     if recurrent_mask is not None:
         d_dropped = d_dropped.mul_(recurrent_mask)
     if held is not None:
         d_dropped = d_dropped.add_(held)
-    if t > 0:
+    if t > 0 and d_outputs is not None:
         d_dropped = d_dropped.add_(d_outputs[t - 1])
     return d_dropped
 
@@ -121,21 +127,26 @@ class LSTMRecurrence(torch.autograd.Function):
         gates_all = torch.empty_like(projected)
         h_all = projected.new_empty(steps, batch, units)
         c_all, tanh_c_all = torch.empty_like(h_all), torch.empty_like(h_all)
+        # per-step views, made at once
+        x_steps, gate_steps, h_steps, c_steps, tanh_c_steps = (
+            x.unbind(0) for x in (projected, gates_all, h_all, c_all, tanh_c_all))
+        if_steps = gates_all[:, :, :2 * units].unbind(0)
+        i_steps, f_steps, candidate_steps, o_steps = (
+            x.unbind(0) for x in gates_all.split(units, dim=2))
         h, c = h0, c0
         with _step_threads(gates_all[0]):
             for t in range(steps):
-                gates = torch.addmm(projected[t], _dropped(h, recurrent_mask), recurrent_kernel,
-                                    out=gates_all[t])
-                ract(gates[:, :2 * units], gates[:, :2 * units])
-                act(gates[:, 2 * units:3 * units], gates[:, 2 * units:3 * units])
-                ract(gates[:, 3 * units:], gates[:, 3 * units:])
-                i, f, candidate, o = gates.split(units, dim=1)
-                c_new = torch.mul(f, c, out=c_all[t] if keep is None else None)
-                c_new.addcmul_(i, candidate)
-                h_new = torch.mul(o, act(c_new, tanh_c_all[t]),
-                                  out=h_all[t] if keep is None else None)
-                h = _hold(keep, t, h_new, h, h_all[t])
-                c = _hold(keep, t, c_new, c, c_all[t])
+                torch.addmm(x_steps[t], _dropped(h, recurrent_mask), recurrent_kernel,
+                            out=gate_steps[t])
+                ract(if_steps[t], if_steps[t])
+                act(candidate_steps[t], candidate_steps[t])
+                ract(o_steps[t], o_steps[t])
+                c_new = torch.mul(f_steps[t], c, out=c_steps[t] if keep is None else None)
+                c_new.addcmul_(i_steps[t], candidate_steps[t])
+                h_new = torch.mul(o_steps[t], act(c_new, tanh_c_steps[t]),
+                                  out=h_steps[t] if keep is None else None)
+                h = _hold(keep, t, h_new, h, h_steps[t])
+                c = _hold(keep, t, c_new, c, c_steps[t])
         ctx.save_for_backward(h0, c0, recurrent_kernel, recurrent_mask, keep, gates_all,
                               h_all, c_all, tanh_c_all)
         ctx.activations = activation, recurrent_activation
@@ -156,20 +167,25 @@ class LSTMRecurrence(torch.autograd.Function):
         dc_dh = o * dact(tanh_c_all)
         d_gates = torch.empty_like(gates_all)
         d_ifc = d_gates.view(steps, batch, 4, units)[:, :, :3]
-        kernel_t = recurrent_kernel.t()
+        kernel_t = recurrent_kernel.t().contiguous()
+        d_outputs = _sequence_gradient(d_h_all)
         dh = d_h_all[steps - 1]
+        d_gate_steps, d_ifc_steps, d_o_steps = (
+            x.unbind(0) for x in (d_gates, d_ifc, d_gates[:, :, 3 * units:]))
+        dc_dh_steps, o_factors, ifc_factor_steps, f_steps = (
+            x.unbind(0) for x in (dc_dh, o_factor, ifc_factors, f))
         with _step_threads(d_gates[0]):
             for t in range(steps - 1, -1, -1):
                 dh_new, dh_held = _split_held(keep, t, dh)
                 dc_new, dc_held = _split_held(keep, t, d_c)
-                dc_new = torch.addcmul(dc_new, dh_new, dc_dh[t])
-                torch.mul(dh_new, o_factor[t], out=d_gates[t, :, 3 * units:])
-                torch.mul(dc_new.unsqueeze(1), ifc_factors[t], out=d_ifc[t])
-                d_c = dc_new.mul_(f[t])
+                dc_new = torch.addcmul(dc_new, dh_new, dc_dh_steps[t])
+                torch.mul(dh_new, o_factors[t], out=d_o_steps[t])
+                torch.mul(dc_new.unsqueeze(1), ifc_factor_steps[t], out=d_ifc_steps[t])
+                d_c = dc_new.mul_(f_steps[t])
                 if dc_held is not None:
                     d_c = d_c.add_(dc_held)
-                dh = _to_previous(torch.mm(d_gates[t], kernel_t), t, d_h_all, recurrent_mask,
-                                  dh_held)
+                dh = _to_previous(torch.mm(d_gate_steps[t], kernel_t), t, d_outputs,
+                                  recurrent_mask, dh_held)
         d_kernel = _weight_gradient(_dropped(_previous(h0, h_all), recurrent_mask), d_gates)
         return d_gates, dh, d_c, d_kernel, None, None, None, None
 
@@ -192,31 +208,34 @@ class GRURecurrence(torch.autograd.Function):
         h_all = torch.empty_like(candidate_all)
         # reset_after: the recurrent matmul of every step; else r * h of every step
         inner_all = projected.new_empty(steps, batch, 3 * units if reset_after else units)
-        kernel_zr = recurrent_kernel[:, :2 * units]
-        kernel_h = recurrent_kernel[:, 2 * units:]
+        kernel_zr = recurrent_kernel[:, :2 * units].contiguous()
+        kernel_h = recurrent_kernel[:, 2 * units:].contiguous()
+        # per-step views, made at once
+        x_zr, x_h = (x.unbind(0) for x in projected.split([2 * units, units], dim=2))
+        zr_steps, z_steps, r_steps = (x.unbind(0) for x in (zr_all, *zr_all.split(units, 2)))
+        inner_steps, candidate_steps = inner_all.unbind(0), candidate_all.unbind(0)
+        h_steps = h_all.unbind(0)
         h = h0
         with _step_threads(projected[0]):
             for t in range(steps):
                 hd = _dropped(h, recurrent_mask)
                 if reset_after:
-                    inner = (torch.mm(hd, recurrent_kernel, out=inner_all[t])
+                    inner = (torch.mm(hd, recurrent_kernel, out=inner_steps[t])
                              if recurrent_bias is None else
-                             torch.addmm(recurrent_bias, hd, recurrent_kernel, out=inner_all[t]))
-                    zr = torch.add(projected[t, :, :2 * units], inner[:, :2 * units],
-                                   out=zr_all[t])
-                    ract(zr, zr)
-                    candidate = torch.addcmul(projected[t, :, 2 * units:], zr[:, units:],
-                                              inner[:, 2 * units:], out=candidate_all[t])
+                             torch.addmm(recurrent_bias, hd, recurrent_kernel,
+                                         out=inner_steps[t]))
+                    ract(torch.add(x_zr[t], inner[:, :2 * units], out=zr_steps[t]),
+                         zr_steps[t])
+                    candidate = torch.addcmul(x_h[t], r_steps[t], inner[:, 2 * units:],
+                                              out=candidate_steps[t])
                 else:
-                    zr = torch.addmm(projected[t, :, :2 * units], hd, kernel_zr, out=zr_all[t])
-                    ract(zr, zr)
-                    reset_h = torch.mul(zr[:, units:], hd, out=inner_all[t])
-                    candidate = torch.addmm(projected[t, :, 2 * units:], reset_h, kernel_h,
-                                            out=candidate_all[t])
+                    ract(torch.addmm(x_zr[t], hd, kernel_zr, out=zr_steps[t]), zr_steps[t])
+                    reset_h = torch.mul(r_steps[t], hd, out=inner_steps[t])
+                    candidate = torch.addmm(x_h[t], reset_h, kernel_h, out=candidate_steps[t])
                 act(candidate, candidate)
-                h_new = torch.addcmul(candidate, zr[:, :units], hd - candidate,
-                                      out=h_all[t] if keep is None else None)
-                h = _hold(keep, t, h_new, h, h_all[t])
+                h_new = torch.addcmul(candidate, z_steps[t], hd - candidate,
+                                      out=h_steps[t] if keep is None else None)
+                h = _hold(keep, t, h_new, h, h_steps[t])
         ctx.save_for_backward(h0, recurrent_kernel, recurrent_mask, keep, zr_all,
                               candidate_all, h_all, inner_all)
         ctx.activations = activation, recurrent_activation
@@ -237,36 +256,42 @@ class GRURecurrence(torch.autograd.Function):
         candidate_factor = (1. - z) * dact(candidate_all)
         # d(pre-activation of r) = d(pre-activation of h) * this, after (or before) the matmul
         r_factor = (inner_all[:, :, 2 * units:] if reset_after else hd_previous) * dract(r)
-        d_projected = h_all.new_empty(steps, batch, 3 * units)
-        # reset_after: gradient of the recurrent matmul's result; else of the z and r part
-        d_inner = d_projected if not reset_after else torch.empty_like(d_projected)
-        kernel_t = recurrent_kernel.t()
+        # reset_after: gradient of the recurrent matmul's result (z, r, h); else of z and r
+        d_inner = h_all.new_empty(steps, batch, (3 if reset_after else 2) * units)
+        d_candidate_all = torch.empty_like(h_all)
+        kernel_t = recurrent_kernel.t().contiguous()
         kernel_zr_t, kernel_h_t = kernel_t[:2 * units], kernel_t[2 * units:]
+        d_outputs = _sequence_gradient(d_h_all)
         dh = d_h_all[steps - 1]
-        with _step_threads(d_projected[0]):
+        d_steps, d_candidates = d_inner.unbind(0), d_candidate_all.unbind(0)
+        d_z_steps, d_r_steps = (x.unbind(0) for x in (d_inner[:, :, :units],
+                                                       d_inner[:, :, units:2 * units]))
+        d_rh_steps = d_inner[:, :, 2 * units:].unbind(0)
+        z_steps, r_steps = z.unbind(0), r.unbind(0)
+        z_factors, candidate_factors, r_factors = (
+            x.unbind(0) for x in (z_factor, candidate_factor, r_factor))
+        with _step_threads(d_inner[0]):
             for t in range(steps - 1, -1, -1):
                 dh_new, dh_held = _split_held(keep, t, dh)
-                torch.mul(dh_new, z_factor[t], out=d_inner[t, :, :units])
-                d_candidate = torch.mul(dh_new, candidate_factor[t],
-                                        out=d_projected[t, :, 2 * units:])
+                torch.mul(dh_new, z_factors[t], out=d_z_steps[t])
+                d_candidate = torch.mul(dh_new, candidate_factors[t], out=d_candidates[t])
                 if reset_after:
-                    torch.mul(d_candidate, r_factor[t], out=d_inner[t, :, units:2 * units])
-                    torch.mul(d_candidate, r[t], out=d_inner[t, :, 2 * units:])
-                    d_hd = torch.mm(d_inner[t], kernel_t)
+                    torch.mul(d_candidate, r_factors[t], out=d_r_steps[t])
+                    torch.mul(d_candidate, r_steps[t], out=d_rh_steps[t])
+                    d_hd = torch.mm(d_steps[t], kernel_t)
                 else:
                     d_reset_h = torch.mm(d_candidate, kernel_h_t)
-                    torch.mul(d_reset_h, r_factor[t], out=d_inner[t, :, units:2 * units])
-                    d_hd = torch.mm(d_inner[t, :, :2 * units], kernel_zr_t)
-                    d_hd.addcmul_(d_reset_h, r[t])
-                d_hd.addcmul_(dh_new, z[t])
-                dh = _to_previous(d_hd, t, d_h_all, recurrent_mask, dh_held)
+                    torch.mul(d_reset_h, r_factors[t], out=d_r_steps[t])
+                    d_hd = torch.mm(d_steps[t], kernel_zr_t)
+                    d_hd.addcmul_(d_reset_h, r_steps[t])
+                d_hd.addcmul_(dh_new, z_steps[t])
+                dh = _to_previous(d_hd, t, d_outputs, recurrent_mask, dh_held)
+        d_projected = torch.cat([d_inner[:, :, :2 * units], d_candidate_all], dim=2)
         if reset_after:
-            d_projected[:, :, :2 * units] = d_inner[:, :, :2 * units]
             d_kernel = _weight_gradient(hd_previous, d_inner)
         else:
-            d_kernel = torch.cat([_weight_gradient(hd_previous, d_inner[:, :, :2 * units]),
-                                  _weight_gradient(inner_all, d_projected[:, :, 2 * units:])],
-                                 dim=1)
+            d_kernel = torch.cat([_weight_gradient(hd_previous, d_inner),
+                                  _weight_gradient(inner_all, d_candidate_all)], dim=1)
         d_bias = d_inner.sum((0, 1)) if ctx.has_bias else None
         return d_projected, dh, d_kernel, d_bias, None, None, None, None, None
 
@@ -294,13 +319,15 @@ class SimpleRNNRecurrence(torch.autograd.Function):
         h0, recurrent_kernel, recurrent_mask, keep, new_all, h_all = ctx.saved_tensors
         factor = ACTIVATIONS[ctx.activation][1](new_all)
         d_projected = torch.empty_like(new_all)
-        kernel_t = recurrent_kernel.t()
+        kernel_t = recurrent_kernel.t().contiguous()
+        d_outputs = _sequence_gradient(d_h_all)
         dh = d_h_all[new_all.shape[0] - 1]
         with _step_threads(d_projected[0]):
             for t in range(new_all.shape[0] - 1, -1, -1):
                 dh_new, dh_held = _split_held(keep, t, dh)
                 d_new = torch.mul(dh_new, factor[t], out=d_projected[t])
-                dh = _to_previous(torch.mm(d_new, kernel_t), t, d_h_all, recurrent_mask, dh_held)
+                dh = _to_previous(torch.mm(d_new, kernel_t), t, d_outputs, recurrent_mask,
+                                  dh_held)
         d_kernel = _weight_gradient(_dropped(_previous(h0, h_all), recurrent_mask),
                                     d_projected)
         return d_projected, dh, d_kernel, None, None, None
