@@ -4,7 +4,7 @@ against raw PyTorch, one row per recurrent path, timed interleaved in one proces
 Rows (80 timesteps; sizes of ../shared/bench's gru and lstm_dropout workloads):
 - gru: Keras 2.3.1's default GRU(64) (reset_after=False), hand-written kernel, and the same
   model through the generic loop; raw torch is nn.GRU (reset_after=True, not the same math).
-- gru reset_after: GRU(64, reset_after=True), torch.gru; raw nn.GRU.
+- gru reset_after: GRU(64, reset_after=True), hand-written kernel; raw nn.GRU (same math).
 - lstm: LSTM(64), torch.lstm; raw nn.LSTM.
 - lstm hard_sigmoid: LSTM(64) with hard-sigmoid gates, hand-written kernel; raw nn.LSTM.
 - lstm_dropout: LSTM(128, dropout=.2, recurrent_dropout=.2), batch 32; raw nn.LSTM after
@@ -92,7 +92,7 @@ def rows():
             ('kernel', dict(layer=layers.GRU(64), embedding=64)),
             ('generic loop', dict(layer=layers.GRU(64), embedding=64, generic=True))]),
         'gru_reset_after': (64, False, (torch.nn.GRU, 64, 64), [
-            ('torch.gru', dict(layer=layers.GRU(64, reset_after=True), embedding=64))]),
+            ('kernel', dict(layer=layers.GRU(64, reset_after=True), embedding=64))]),
         'lstm': (64, False, (torch.nn.LSTM, 64, 64), [
             ('torch.lstm', dict(layer=lstm(), embedding=64))]),
         'lstm_hard_sigmoid': (64, False, (torch.nn.LSTM, 64, 64), [

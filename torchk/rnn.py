@@ -6,10 +6,12 @@ a Python loop. What the body reads from outside the loop (kernels, dropout masks
 the learning phase) is computed once per run by the outer program and handed to every step;
 autograd flows through the loop into all of it.
 
-A Keras `LSTMCell`, or `GRUCell` with `reset_after=True`, with tanh and sigmoid activations,
-no dropout, mask or constants computes exactly what torch's fused `torch.lstm`/`torch.gru`
-compute (gate orders differ only by a permutation of the weights): those run instead of
-the loop.
+Keras' own cells run faster, computing exactly what their `call` computes (`_fast_cell`
+recognises them; `fast_paths = False` turns this off): a plain `LSTMCell` (tanh, sigmoid, no
+dropout or mask) runs torch's fused `torch.lstm`; every other `LSTMCell`, `GRUCell` and
+`SimpleRNNCell` with known activations (dropout, recurrent dropout with `implementation=2`,
+masks, `go_backwards` included) runs a whole-sequence kernel of `rnn_kernels`: the inputs
+of all timesteps projected in one matmul, then a hand-written forward and backward loop.
 """
 import inspect
 import sys
@@ -179,11 +181,11 @@ def _fast_cell(step_function, inputs, constants, unroll):
 
 
 def _torch_computes(cell, mask):
-    """Whether torch's fused `torch.lstm`/`torch.gru` compute exactly what `cell` does."""
-    name = type(cell).__name__
-    if mask is not None or _dropout(cell.dropout) or _dropout(cell.recurrent_dropout):
+    """Whether torch's fused `torch.lstm` computes exactly what `cell` does (it is faster
+    than the LSTM kernel of rnn_kernels; for the GRU, rnn_kernels' is the faster one)."""
+    if mask is not None or type(cell).__name__ != 'LSTMCell':
         return False
-    if name not in ('LSTMCell', 'GRUCell') or (name == 'GRUCell' and not cell.reset_after):
+    if _dropout(cell.dropout) or _dropout(cell.recurrent_dropout):
         return False
     return (_activation_name(cell.activation) == 'tanh' and
             _activation_name(cell.recurrent_activation) == 'sigmoid')
@@ -200,12 +202,6 @@ def _check_weights(op, inputs, states, kernel, recurrent_kernel, gates):
                     % (i, format_shape(inputs.shape)), state.shape, (batch, units))
 
 
-def _torch_gate_order(weights):
-    """Keras GRU gates (z, r, h) on the last axis, in torch's order (r, z, n)."""
-    update, reset, new = weights.chunk(3, dim=-1)
-    return torch.cat([reset, update, new], dim=-1)
-
-
 @graph.op
 def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     _check_weights('LSTM (torch.lstm)', inputs, [h0, c0], kernel, recurrent_kernel, 4)
@@ -217,19 +213,6 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     outputs, h, c = torch.lstm(inputs, (h0[None], c0[None]), weights, bias is not None, 1, 0.,
                                False, False, True)
     return outputs[:, -1], outputs, [h[0], c[0]]
-
-
-@graph.op
-def _fused_gru(inputs, h0, kernel, recurrent_kernel, bias, go_backwards):
-    _check_weights('GRU (torch.gru)', inputs, [h0], kernel, recurrent_kernel, 3)
-    if go_backwards:
-        inputs = inputs.flip(1)
-    weights = [_torch_gate_order(kernel).t(), _torch_gate_order(recurrent_kernel).t()]
-    if bias is not None:
-        weights += [_torch_gate_order(bias[0]), _torch_gate_order(bias[1])]
-    outputs, h = torch.gru(inputs, h0[None], weights, bias is not None, 1, 0., False, False,
-                           True)
-    return outputs[:, -1], outputs, [h[0]]
 
 
 def _project(inputs, kernel, bias, input_masks):
@@ -293,13 +276,9 @@ def _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask):
         # the cell makes its dropout masks (once per sequence) on its call at time 0
         output_0, _ = step_function(inputs[:, -1 if go_backwards else 0], list(initial_states))
     if _torch_computes(cell, mask):
-        if name == 'LSTMCell':
-            last, outputs, states = _fused_lstm(inputs, initial_states[0], initial_states[1],
-                                                cell.kernel, cell.recurrent_kernel, cell.bias,
-                                                go_backwards)
-        else:
-            last, outputs, states = _fused_gru(inputs, initial_states[0], cell.kernel,
-                                               cell.recurrent_kernel, cell.bias, go_backwards)
+        last, outputs, states = _fused_lstm(inputs, initial_states[0], initial_states[1],
+                                            cell.kernel, cell.recurrent_kernel, cell.bias,
+                                            go_backwards)
         return last, outputs, list(states)
     input_masks = _masks(cell._dropout_mask)
     if input_masks and (name == 'SimpleRNNCell' or cell.implementation == 2):

@@ -41,8 +41,8 @@ def recurrence_function(model):
 @pytest.mark.parametrize('layer_class, options, fused_fn', [
     (LSTM, {}, torchk_rnn._fused_lstm),
     (LSTM, {'implementation': 1, 'unit_forget_bias': False}, torchk_rnn._fused_lstm),
-    (GRU, {'reset_after': True}, torchk_rnn._fused_gru),
-    (GRU, {'reset_after': True, 'use_bias': False}, torchk_rnn._fused_gru),
+    (GRU, {'reset_after': True}, torchk_rnn._cell_recurrence),
+    (GRU, {'reset_after': True, 'use_bias': False}, torchk_rnn._cell_recurrence),
 ])
 @pytest.mark.parametrize('go_backwards', [False, True])
 def test_fused_recurrence_equals_the_generic_loop(layer_class, options, fused_fn, go_backwards):
@@ -71,7 +71,6 @@ def test_fused_recurrence_equals_the_generic_loop(layer_class, options, fused_fn
 def test_loop_is_kept_where_torch_computes_something_else(layer, reason):
     model = Sequential([layer])
     assert model.layers[0].output.node.fn.__name__ != '_fused_lstm', reason
-    assert model.layers[0].output.node.fn.__name__ != '_fused_gru', reason
 
 
 def test_masked_inputs_take_the_cell_kernel():
@@ -219,7 +218,7 @@ def test_bidirectional_kernel_with_initial_state_and_return_state():
 def test_generic_loop_is_kept(layer, reason):
     model = Sequential([keras.layers.InputLayer(input_shape=(7, 3)), layer])
     assert model.layers[0].output.node.fn.__name__ not in (
-        '_cell_recurrence', '_fused_lstm', '_fused_gru'), reason
+        '_cell_recurrence', '_fused_lstm'), reason
 
 
 BATCH_2_STATES_ON_UNKNOWN_BATCH = '''
