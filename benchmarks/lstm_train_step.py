@@ -3,8 +3,8 @@
 
 Keras 2.3.1's default LSTM (tanh, sigmoid gates, no dropout) is exactly torch's LSTM, and
 torchk runs it with the fused `torch.lstm`. A hard-sigmoid LSTM, which torch cannot compute,
-takes torchk's generic loop over a traced step; its row compares that loop with the fused
-sigmoid model in raw torch.
+takes torchk's hand-written LSTM kernel (rnn_kernels.py); its row compares that kernel with
+the fused sigmoid model in raw torch. benchmarks/rnn_train_step.py has the other paths.
 
 Run:  python benchmarks/lstm_train_step.py
 """
@@ -63,7 +63,7 @@ def main():
     raw = seconds_per_call(torch_step(x, y), repeats=3, number=5)
     report('LSTM default (fused torch.lstm)', seconds_per_call(
         keras_step(x, y), repeats=3, number=5), raw)
-    report('LSTM hard_sigmoid (generic loop)', seconds_per_call(
+    report('LSTM hard_sigmoid (rnn_kernels)', seconds_per_call(
         keras_step(x, y, recurrent_activation='hard_sigmoid'), repeats=3, number=5), raw)
 
 

@@ -6,20 +6,25 @@ a Python loop. What the body reads from outside the loop (kernels, dropout masks
 the learning phase) is computed once per run by the outer program and handed to every step;
 autograd flows through the loop into all of it.
 
-A Keras `LSTMCell`, or `GRUCell` with `reset_after=True`, with tanh and sigmoid activations,
-no dropout, mask or constants computes exactly what torch's fused `torch.lstm`/`torch.gru`
-compute (gate orders differ only by a permutation of the weights): those run instead of
-the loop.
+Keras' own cells run faster, computing exactly what their `call` computes (`_fast_cell`
+recognises them; `fast_paths = False` turns this off): a plain `LSTMCell` (tanh, sigmoid, no
+dropout or mask) runs torch's fused `torch.lstm`; every other `LSTMCell`, `GRUCell` and
+`SimpleRNNCell` with known activations (dropout, recurrent dropout with `implementation=2`,
+masks, `go_backwards` included) runs a whole-sequence kernel of `rnn_kernels`: the inputs
+of all timesteps projected in one matmul, then a hand-written forward and backward loop.
 """
 import inspect
 import sys
 
 import torch
+import torch.nn.functional as F
 
 from . import graph
 from . import program
+from . import rnn_kernels
 from .array_ops import stack, zeros_like
 from .function import placeholder
+from .validation import check_shape, format_shape
 
 
 def _slot_like(symbol, name, drop_leading=0):
@@ -133,34 +138,73 @@ def _keras_cell(step_function):
     return cell
 
 
-def _fusable_cell(step_function, inputs, mask, constants, unroll):
-    """The Keras LSTM or GRU cell behind `step_function` when torch's fused recurrence
-    computes exactly the same function, else None."""
-    if mask is not None or constants or unroll or not inspect.isfunction(step_function):
+fast_paths = True
+"""False makes every recurrence take the generic loop (tests compare the fast paths with it)."""
+
+_KERNEL_CELLS = ('LSTMCell', 'GRUCell', 'SimpleRNNCell')
+
+
+def _activation_name(function):
+    """The name in `rnn_kernels.ACTIVATIONS` of a Keras activation function, else None."""
+    activations = sys.modules['keras.activations']
+    for name in rnn_kernels.ACTIVATIONS:
+        if function is getattr(activations, name):
+            return name
+    return None
+
+
+def _dropout(rate):
+    """Whether a Keras cell applies dropout of `rate` (it does only for 0 < rate < 1)."""
+    return 0. < rate < 1.
+
+
+def _fast_cell(step_function, inputs, constants, unroll):
+    """The Keras LSTM, GRU or SimpleRNN cell behind `step_function` when a fast recurrence
+    computes exactly what its `call` does, else None."""
+    if not fast_paths or constants or unroll or not inspect.isfunction(step_function):
         return None
-    if _dtype_of(inputs) not in (torch.float32, torch.float64):
+    shape = graph_shape(inputs)
+    if len(shape) != 3 or _dtype_of(inputs) not in (torch.float32, torch.float64):
         return None
     cell = _keras_cell(step_function)
     name = type(cell).__name__
-    if name not in ('LSTMCell', 'GRUCell') or (name == 'GRUCell' and not cell.reset_after):
+    if name not in _KERNEL_CELLS or _activation_name(cell.activation) is None:
         return None
-    activations = sys.modules['keras.activations']
-    if cell.activation is not activations.tanh or \
-            cell.recurrent_activation is not activations.sigmoid:
+    if name == 'SimpleRNNCell':
+        return cell
+    if _activation_name(cell.recurrent_activation) is None:
         return None
-    if cell.dropout or cell.recurrent_dropout:
+    # implementation=1 drops h with a different recurrent mask for each gate
+    if _dropout(cell.recurrent_dropout) and cell.implementation != 2:
         return None
     return cell
 
 
-def _torch_gate_order(weights):
-    """Keras GRU gates (z, r, h) on the last axis, in torch's order (r, z, n)."""
-    update, reset, new = weights.chunk(3, dim=-1)
-    return torch.cat([reset, update, new], dim=-1)
+def _torch_computes(cell, mask):
+    """Whether torch's fused `torch.lstm` computes exactly what `cell` does (it is faster
+    than the LSTM kernel of rnn_kernels; for the GRU, rnn_kernels' is the faster one)."""
+    if mask is not None or type(cell).__name__ != 'LSTMCell':
+        return False
+    if _dropout(cell.dropout) or _dropout(cell.recurrent_dropout):
+        return False
+    return (_activation_name(cell.activation) == 'tanh' and
+            _activation_name(cell.recurrent_activation) == 'sigmoid')
+
+
+def _check_weights(op, inputs, states, kernel, recurrent_kernel, gates):
+    """Checks states and weights against the inputs before a fused kernel reads them."""
+    batch, _, features = inputs.shape
+    units = recurrent_kernel.shape[0]
+    check_shape(op, 'kernel', kernel.shape, (features, gates * units))
+    check_shape(op, 'recurrent kernel', recurrent_kernel.shape, (units, gates * units))
+    for i, state in enumerate(states):
+        check_shape(op, 'initial state %d (for inputs of shape %s)'
+                    % (i, format_shape(inputs.shape)), state.shape, (batch, units))
 
 
 @graph.op
 def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
+    _check_weights('LSTM (torch.lstm)', inputs, [h0, c0], kernel, recurrent_kernel, 4)
     if go_backwards:
         inputs = inputs.flip(1)
     weights = [kernel.t(), recurrent_kernel.t()]
@@ -171,26 +215,83 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     return outputs[:, -1], outputs, [h[0], c[0]]
 
 
+def _project(inputs, kernel, bias, input_masks):
+    """Inputs of all timesteps times the kernel, plus the bias, in one matmul (one per
+    gate when each gate has its own dropout mask)."""
+    if input_masks is None:
+        return F.linear(inputs, kernel.t(), bias)
+    if len(input_masks) == 1:
+        return F.linear(inputs * input_masks[0], kernel.t(), bias)
+    kernels = kernel.chunk(len(input_masks), dim=1)
+    biases = [None] * len(kernels) if bias is None else bias.chunk(len(kernels))
+    return torch.cat([F.linear(inputs * m, k.t(), b)
+                      for m, k, b in zip(input_masks, kernels, biases)], dim=-1)
+
+
 @graph.op
-def _fused_gru(inputs, h0, kernel, recurrent_kernel, bias, go_backwards):
+def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel, bias,
+                     input_masks, recurrent_mask, mask, go_backwards, activation,
+                     recurrent_activation, reset_after):
+    gates = {'LSTMCell': 4, 'GRUCell': 3, 'SimpleRNNCell': 1}[cell_name]
+    _check_weights(cell_name, inputs, initial_states, kernel, recurrent_kernel, gates)
     if go_backwards:
         inputs = inputs.flip(1)
-    weights = [_torch_gate_order(kernel).t(), _torch_gate_order(recurrent_kernel).t()]
-    if bias is not None:
-        weights += [_torch_gate_order(bias[0]), _torch_gate_order(bias[1])]
-    outputs, h = torch.gru(inputs, h0[None], weights, bias is not None, 1, 0., False, False,
-                           True)
-    return outputs[:, -1], outputs, [h[0]]
+        mask = None if mask is None else mask.flip(1)
+    keep = None if mask is None else mask.t().bool().unsqueeze(-1)
+    recurrent_bias = None
+    if reset_after and bias is not None:
+        bias, recurrent_bias = bias[0], bias[1]
+    projected = _project(inputs.transpose(0, 1), kernel, bias, input_masks)
+    if cell_name == 'LSTMCell':
+        h_all, c = rnn_kernels.LSTMRecurrence.apply(
+            projected, *initial_states, recurrent_kernel, recurrent_mask, keep, activation,
+            recurrent_activation)
+        states = [h_all[-1], c]
+    elif cell_name == 'GRUCell':
+        h_all = rnn_kernels.GRURecurrence.apply(
+            projected, initial_states[0], recurrent_kernel, recurrent_bias, recurrent_mask,
+            keep, activation, recurrent_activation, reset_after)
+        states = [h_all[-1]]
+    else:
+        h_all = rnn_kernels.SimpleRNNRecurrence.apply(
+            projected, initial_states[0], recurrent_kernel, recurrent_mask, keep, activation)
+        states = [h_all[-1]]
+    if keep is not None:
+        # outputs repeat the previous output on masked steps: zeros before the first kept one
+        h_all = torch.where(keep.cummax(0).values, h_all, torch.zeros_like(h_all))
+    return h_all[-1], h_all.transpose(0, 1), states
 
 
-def _fused_rnn(cell, inputs, initial_states, go_backwards):
-    if type(cell).__name__ == 'LSTMCell':
+def _masks(masks):
+    """A cell's dropout masks as a list (Keras keeps one mask, or one per gate), or None."""
+    if masks is None:
+        return None
+    return list(masks) if isinstance(masks, (list, tuple)) else [masks]
+
+
+def _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask):
+    name = type(cell).__name__
+    output_0 = None
+    if _dropout(cell.dropout) or _dropout(cell.recurrent_dropout):
+        # the cell makes its dropout masks (once per sequence) on its call at time 0
+        output_0, _ = step_function(inputs[:, -1 if go_backwards else 0], list(initial_states))
+    if _torch_computes(cell, mask):
         last, outputs, states = _fused_lstm(inputs, initial_states[0], initial_states[1],
                                             cell.kernel, cell.recurrent_kernel, cell.bias,
                                             go_backwards)
-    else:
-        last, outputs, states = _fused_gru(inputs, initial_states[0], cell.kernel,
-                                           cell.recurrent_kernel, cell.bias, go_backwards)
+        return last, outputs, list(states)
+    input_masks = _masks(cell._dropout_mask)
+    if input_masks and (name == 'SimpleRNNCell' or cell.implementation == 2):
+        input_masks = input_masks[:1]
+    recurrent_masks = _masks(cell._recurrent_dropout_mask)
+    last, outputs, states = _cell_recurrence(
+        name, inputs, list(initial_states), cell.kernel, cell.recurrent_kernel, cell.bias,
+        input_masks, recurrent_masks and recurrent_masks[0], mask, go_backwards,
+        _activation_name(cell.activation),
+        None if name == 'SimpleRNNCell' else _activation_name(cell.recurrent_activation),
+        name == 'GRUCell' and cell.reset_after)
+    if getattr(output_0, '_uses_learning_phase', False):
+        last._uses_learning_phase = True
     return last, outputs, list(states)
 
 
@@ -222,9 +323,9 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
     initial_states = list(initial_states or [])
     constants = list(constants or [])
     _check_rnn_arguments(inputs, initial_states, mask, unroll, input_length)
-    cell = _fusable_cell(step_function, inputs, mask, constants, unroll)
+    cell = _fast_cell(step_function, inputs, constants, unroll)
     if cell is not None:
-        return _fused_rnn(cell, inputs, initial_states, go_backwards)
+        return _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask)
     first = -1 if go_backwards else 0
     output_0, _ = step_function(inputs[:, first], initial_states + constants)
     if unroll:

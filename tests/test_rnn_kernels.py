@@ -1,0 +1,53 @@
+"""The hand-written backward passes of rnn_kernels against numerical gradients (float64)."""
+import pytest
+import torch
+
+from torchk.rnn_kernels import GRURecurrence, LSTMRecurrence, SimpleRNNRecurrence
+
+STEPS, BATCH, UNITS = 4, 2, 3
+
+
+def tensors(*shapes):
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randn(*shape, generator=generator, dtype=torch.float64).requires_grad_()
+            for shape in shapes]
+
+
+def masks(recurrent_dropout, time_mask):
+    generator = torch.Generator().manual_seed(1)
+    recurrent = None
+    if recurrent_dropout:
+        recurrent = (torch.rand(BATCH, UNITS, generator=generator) > 0.3).double() / 0.7
+    keep = None
+    if time_mask:
+        keep = torch.rand(STEPS, BATCH, 1, generator=generator) > 0.3
+        keep[0, 0] = False
+    return recurrent, keep
+
+
+@pytest.mark.parametrize('activations', [('tanh', 'sigmoid'), ('relu', 'hard_sigmoid'),
+                                         ('linear', 'sigmoid')])
+@pytest.mark.parametrize('recurrent_dropout', [False, True])
+@pytest.mark.parametrize('time_mask', [False, True])
+def test_kernel_gradients(activations, recurrent_dropout, time_mask):
+    recurrent_mask, keep = masks(recurrent_dropout, time_mask)
+    activation, recurrent_activation = activations
+
+    def lstm(projected, h0, c0, kernel):
+        return LSTMRecurrence.apply(projected, h0, c0, kernel, recurrent_mask, keep,
+                                    activation, recurrent_activation)
+    assert torch.autograd.gradcheck(lstm, tensors((STEPS, BATCH, 4 * UNITS), (BATCH, UNITS),
+                                                  (BATCH, UNITS), (UNITS, 4 * UNITS)))
+    for reset_after in (False, True):
+        def gru(projected, h0, kernel, bias):
+            return GRURecurrence.apply(projected, h0, kernel, bias if reset_after else None,
+                                       recurrent_mask, keep, activation, recurrent_activation,
+                                       reset_after)
+        assert torch.autograd.gradcheck(gru, tensors(
+            (STEPS, BATCH, 3 * UNITS), (BATCH, UNITS), (UNITS, 3 * UNITS), (3 * UNITS,)))
+
+    def simple(projected, h0, kernel):
+        return SimpleRNNRecurrence.apply(projected, h0, kernel, recurrent_mask, keep,
+                                         activation)
+    assert torch.autograd.gradcheck(simple, tensors((STEPS, BATCH, UNITS), (BATCH, UNITS),
+                                                    (UNITS, UNITS)))
