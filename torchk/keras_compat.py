@@ -42,6 +42,9 @@ numbering unless stated):
   `np.int`, `np.bool`, `np.object`, `np.str`, `np.long`, `np.unicode`, `np.complex`,
   `np.float_`, `np.NaN`, `np.alltrue`, ...; `_NUMPY_1_NAMES`) come back, where missing,
   with the other process-wide names.
+- `model.save`, `keras.models.save_model`, `save_weights` and so `ModelCheckpoint` write a
+  temporary file beside the target and rename it over the target when complete, so an
+  exception or a kill mid-write leaves the previous file intact.
 - `keras.wrappers.scikit_learn`'s `KerasClassifier` and `KerasRegressor` get the
   `__sklearn_tags__` that scikit-learn >= 1.6 requires.
 
@@ -57,6 +60,7 @@ import importlib.abc
 import inspect
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -220,6 +224,52 @@ def _bytes_attributes_view(h5py):
 def _patch_saving(saving):
     _read_string_attributes_as_bytes(saving)
     _yaml_load_with_a_loader(saving)
+    saving.save_model = _saving_atomically(saving.save_model)
+
+
+def _save_weights_atomically(network):
+    network.Network.save_weights = _saving_atomically(network.Network.save_weights)
+
+
+def _saving_atomically(save):
+    """`save(obj, filepath, overwrite=True, ...)` (saving.py:497 `save_model`, which
+    `Network.save` and `ModelCheckpoint` call, and network.py:1154 `save_weights`) made to
+    write a temporary file beside `filepath` and rename it over `filepath` once complete:
+    an exception or a kill mid-write leaves the previous file as it was. Other targets
+    (h5py groups, file objects, `gs://` paths) are saved as Keras does."""
+    @functools.wraps(save)
+    def save_atomically(obj, filepath, overwrite=True, *args, **kwargs):
+        if not isinstance(filepath, (str, os.PathLike)) or str(filepath).startswith('gs://'):
+            return save(obj, filepath, overwrite, *args, **kwargs)
+        filepath = os.fspath(filepath)
+        if not overwrite and os.path.isfile(filepath):
+            from keras.utils.io_utils import ask_to_proceed_with_overwrite
+            if not ask_to_proceed_with_overwrite(filepath):
+                return None
+        directory, name = os.path.split(os.path.abspath(filepath))
+        handle, temporary = tempfile.mkstemp(prefix='.%s.' % name, suffix='.saving',
+                                             dir=directory)
+        os.close(handle)
+        try:
+            os.chmod(temporary, _mode_for(filepath))
+            result = save(obj, temporary, True, *args, **kwargs)
+            os.replace(temporary, filepath)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            raise
+        return result
+    return save_atomically
+
+
+def _mode_for(filepath):
+    """The permissions a file written at `filepath` gets: the old file's, else the umask's
+    (`mkstemp` creates its files readable by their owner only)."""
+    if os.path.exists(filepath):
+        return os.stat(filepath).st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _yaml_load_with_a_loader(saving):
@@ -382,6 +432,7 @@ def _sklearn_tags(estimator_type):
 
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
+    'keras.engine.network': _save_weights_atomically,
     'keras.engine.base_layer': _drop_tracking_print,
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _patch_layers_core,
