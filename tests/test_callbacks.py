@@ -169,11 +169,15 @@ def np_mse_grads(kernel, bias, x, y):
 
 
 def tf_image(w):
-    """TF's image summary scaling of float values, to uint8."""
+    """TF's image summary scaling of float values, to uint8 (summary_image_op.cc: float32
+    `image * scale + offset`, then a truncating cast)."""
+    w = np.asarray(w, 'float32')
     largest = np.abs(w).max()
     if w.min() >= 0:
-        return (255. * w / largest).astype('uint8')
-    return (128. + 127. * w / largest).astype('uint8')
+        scale, offset = np.float32(255.) / largest, np.float32(0.)
+    else:
+        scale, offset = np.float32(127.) / largest, np.float32(128.)
+    return (w * scale + offset).astype('uint8')
 
 
 @pytest.mark.parametrize('shape, layout', [

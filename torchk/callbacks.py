@@ -347,14 +347,15 @@ def _weight_image(value):
     else:
         return None
     # Values all non-negative are scaled so that the largest is 255; otherwise 0 goes to
-    # 128 and the largest magnitude to 128 +- 127.
-    w = w.astype('float64')
+    # 128 and the largest magnitude to 128 +- 127. In float32 as TF's kernel computes it
+    # (`image * scale + offset`), so that values at the ends truncate as they do under TF.
+    w = w.astype('float32')
     largest = np.abs(w).max()
     if largest == 0:
         return np.zeros(w.shape, 'uint8')
     if w.min() >= 0:
-        return (255. * w / largest).astype('uint8')
-    return (128. + 127. * w / largest).astype('uint8')
+        return (w * (np.float32(255.) / largest)).astype('uint8')
+    return (w * (np.float32(127.) / largest) + np.float32(128.)).astype('uint8')
 
 
 def _read_metadata(path):
