@@ -21,6 +21,7 @@ import torch
 
 from . import config
 from . import dtypes
+from . import validation
 from .graph import op, target_device
 from .math_ops import _axes, _axis, _tensor, _tensor_list
 
@@ -386,12 +387,15 @@ def gather(reference, indices):
 
     # Raises
         TypeError: if `indices` is not integer.
+        ValueError: if an index of CPU `indices` is outside `[0, len(reference))` (negative
+            indices included, as in TF).
     """
     reference = _tensor(reference)
     indices = _tensor(indices, device=reference.device)
     if indices.is_floating_point() or indices.is_complex() or indices.dtype == torch.bool:
         raise TypeError("indices must be an integer tensor, got dtype %s; cast it with "
                         "K.cast(indices, 'int32')." % dtypes.name(indices.dtype))
+    validation.check_index_range('gather', 'indices', indices, reference.shape[0])
     flat = torch.index_select(reference, 0, indices.reshape(-1))
     return flat.reshape(tuple(indices.shape) + tuple(reference.shape[1:]))
 
