@@ -77,6 +77,8 @@ def test_sparse_categorical_crossentropy_rejects_labels_out_of_range():
      r'^depthwise_conv2d: .* depthwise_kernel window \(4, 1\) .* spatial shape \(3, 3\)'),
     (lambda: K.pool2d(torch.zeros(1, 3, 3, 2), (5, 5)),
      r'^pool2d: .* pool_size window \(5, 5\) .* spatial shape \(3, 3\)'),
+    (lambda: K.local_conv1d(torch.zeros(1, 3, 2), torch.zeros(1, 10, 1), (5,), (1,)),
+     r'^local_conv1d: .* kernel_size window \(5,\) .* spatial shape \(3,\)'),
     (lambda: K.conv2d(K.placeholder((None, 3, 3, 2)), torch.zeros(5, 5, 2, 1)),
      r'^conv2d: .* kernel window \(5, 5\)'),
 ])

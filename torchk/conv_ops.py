@@ -360,6 +360,8 @@ def _local_conv(name, x_cf, kernel, kernel_size, strides, data_format):
     rank = x_cf.ndim - 2
     kernel = _tensor(kernel)
     _check_rank(kernel, 3, name, 'kernel (output_positions, feature_dim, filters)')
+    validation.check_window_fits(name, 'kernel_size', x_cf.shape[2:], kernel_size, (1,) * rank,
+                                 'valid')
     patches = x_cf
     for axis, (k, s) in enumerate(zip(kernel_size, strides)):
         patches = patches.unfold(axis + 2, k, s)
