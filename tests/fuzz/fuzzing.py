@@ -13,7 +13,7 @@ from torchk import core as K
 
 FLOATS = ('float32', 'float64')
 INTS = ('int32', 'int64')
-TOLERANCE = {'float32': 1e-5, 'float64': 1e-10}
+TOLERANCE = {'float16': 1e-2, 'float32': 1e-5, 'float64': 1e-10}
 
 
 def shapes(min_dims=0, max_dims=4, min_side=0, max_side=4):

@@ -125,3 +125,21 @@ def test_boolean_reductions(name, data, keepdims):
     x, axis = data.draw(array_and_axis(INTS, low=0, high=1))
     check(lambda t: getattr(K, name)(t, axis, keepdims),
           lambda a: getattr(np, name)(a, axis=axis, keepdims=keepdims), x)
+
+
+@pytest.mark.parametrize('name', ['abs', 'square', 'sign'])
+@given(data=st.data())
+def test_unary_integer(name, data):
+    fn, reference, low, high = UNARY[name]
+    dtype = data.draw(st.sampled_from(INTS))
+    x = data.draw(arrays(dtype, shapes(), low, high))
+    check(fn, reference, x, dtype=dtype)
+
+
+@pytest.mark.parametrize('name', sorted(UNARY))
+@given(data=st.data())
+def test_unary_float16(name, data):
+    fn, reference, low, high = UNARY[name]
+    x = data.draw(arrays('float16', shapes(max_dims=2), low, high))
+    check(fn, lambda a: reference(a.astype('float32')).astype('float16'), x, rtol=1e-2,
+          dtype='float16')
