@@ -35,6 +35,10 @@ def test_l2_normalize(data):
                      ).astype(a.dtype), x, rtol=1e-4 if x.dtype == np.float32 else 1e-9)
 
 
+def _outputs(dtype, shape, from_logits):
+    return arrays(dtype, shape, -5, 5) if from_logits else probabilities(dtype, shape)
+
+
 def _log_softmax(logits):
     shifted = logits - logits.max(-1, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), -1, keepdims=True))
@@ -54,8 +58,7 @@ def test_categorical_crossentropy(from_logits, data):
     dtype = data.draw(st.sampled_from(FLOATS))
     shape = data.draw(shapes(min_dims=1, max_dims=3, min_side=1))
     target = data.draw(probabilities(dtype, shape))
-    output = data.draw(arrays(dtype, shape, -5, 5) if from_logits
-                       else probabilities(dtype, shape))
+    output = data.draw(_outputs(dtype, shape, from_logits))
     check(lambda t, o: K.categorical_crossentropy(t, o, from_logits),
           lambda t, o: _tf_categorical_crossentropy(t, o, from_logits).astype(dtype),
           target, output, rtol=1e-4 if dtype == 'float32' else 1e-9)
@@ -66,8 +69,7 @@ def test_categorical_crossentropy(from_logits, data):
 def test_sparse_categorical_crossentropy(from_logits, data):
     dtype = data.draw(st.sampled_from(FLOATS))
     shape = data.draw(shapes(min_dims=2, max_dims=3, min_side=1))
-    output = data.draw(arrays(dtype, shape, -5, 5) if from_logits
-                       else probabilities(dtype, shape))
+    output = data.draw(_outputs(dtype, shape, from_logits))
     target = data.draw(arrays('int64', shape[:-1], 0, shape[-1] - 1))
     one_hot = np.eye(shape[-1], dtype=dtype)[target]
     # TF takes the log of clipped probabilities as logits, renormalizing them.
