@@ -110,6 +110,19 @@ def test_reshape_errors(shape, error, message):
         A.reshape(TX, shape)
 
 
+def test_reshape_with_minus_one_of_an_unknown_batch():
+    # Found by fuzzing: the example batch sizes (83, 89) times 3 do not divide by 2, which
+    # failed at build time; TF's static shape is (None, 2) and the error comes at run time.
+    from torchk import core as K
+    x = K.placeholder((None, 3))
+    y = K.reshape(x, (-1, 2))
+    assert K.int_shape(y) == (None, 2)
+    f = K.function([x], [y])
+    assert_array_equal(f([np.arange(6.).reshape(2, 3)])[0], np.arange(6.).reshape(3, 2))
+    with pytest.raises(ValueError, match=r'Cannot reshape a tensor of shape \(1, 3\)'):
+        f([np.ones((1, 3))])
+
+
 @pytest.mark.parametrize('pattern', [(0, 1, 2), (2, 0, 1), [1, 2, 0], (0, 2, 1)])
 def test_permute_dimensions(pattern):
     assert_array_equal(_np(A.permute_dimensions(TX, pattern)),

@@ -21,7 +21,8 @@ import torch
 
 from . import config
 from . import dtypes
-from .graph import KerasTensor, op, target_device
+from . import validation
+from .graph import KerasTensor, inferring, op, target_device
 from .math_ops import _axes, _axis, _tensor, _tensor_list
 
 __all__ = [
@@ -108,6 +109,11 @@ def reshape(x, shape):
     try:
         return x.reshape(shape)
     except RuntimeError as e:
+        if inferring() and shape.count(-1) == 1 and 0 not in shape:
+            # Example sizes of unknown dimensions need not divide like the real ones: the
+            # `-1` dimension is then unknown, as in TF; real sizes are checked when run.
+            known = -math.prod(shape)
+            return x.new_empty([x.numel() // known if d == -1 else d for d in shape])
         raise ValueError('Cannot reshape a tensor of shape %s (%d elements) to shape %s: %s'
                          % (tuple(x.shape), x.numel(), shape, e)) from None
 
@@ -394,12 +400,15 @@ def gather(reference, indices):
 
     # Raises
         TypeError: if `indices` is not integer.
+        ValueError: if an index of CPU `indices` is outside `[0, len(reference))` (negative
+            indices included, as in TF).
     """
     reference = _tensor(reference)
     indices = _tensor(indices, device=reference.device)
     if indices.is_floating_point() or indices.is_complex() or indices.dtype == torch.bool:
         raise TypeError("indices must be an integer tensor, got dtype %s; cast it with "
                         "K.cast(indices, 'int32')." % dtypes.name(indices.dtype))
+    validation.check_index_range('gather', 'indices', indices, reference.shape[0])
     flat = torch.index_select(reference, 0, indices.reshape(-1))
     return flat.reshape(tuple(indices.shape) + tuple(reference.shape[1:]))
 

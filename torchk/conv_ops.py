@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from . import config
 from . import dtypes
 from . import graph
+from . import validation
 from .graph import op
 
 __all__ = [
@@ -231,6 +232,8 @@ def _conv(name, rank, x, kernel, strides, padding, data_format, dilation_rate,
     _check_rank(kernel, rank + 2, name, 'kernel')
     _check_equal(name, 'input channels', x_cf.shape[1], "the kernel's input channels",
                  kernel.shape[-2], _kernel_details(kernel, '(*spatial, in, out)', data_format))
+    validation.check_window_fits(name, 'kernel', x_cf.shape[2:], kernel.shape[:-2],
+                                 dilation_rate, padding)
     y = _convolve(x_cf, _torch_kernel(kernel), strides, padding, dilation_rate,
                   bias=None if bias is None else _tensor(bias))
     return _from_channels_first(y, data_format)
@@ -255,6 +258,8 @@ def _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, da
     _check_equal(name, 'input channels', x_cf.shape[1], "the depthwise kernel's input channels",
                  channels, _kernel_details(depthwise_kernel, '(*spatial, in, depth_multiplier)',
                                            data_format))
+    validation.check_window_fits(name, 'depthwise_kernel', x_cf.shape[2:],
+                                 depthwise_kernel.shape[:-2], dilation_rate, padding)
     weight = depthwise_kernel.reshape(*depthwise_kernel.shape[:-2], 1, channels * multiplier)
     return _convolve(x_cf, _torch_kernel(weight), strides, padding, dilation_rate,
                      groups=channels)
@@ -341,6 +346,8 @@ def _pool(name, rank, x, pool_size, strides, padding, data_format, pool_mode):
     pool_size = _normalize_tuple(pool_size, rank, 'pool_size')
     strides = _normalize_tuple(strides, rank, 'strides')
     x_cf = _to_channels_first(_tensor(x), data_format, rank, name)
+    validation.check_window_fits(name, 'pool_size', x_cf.shape[2:], pool_size, (1,) * rank,
+                                 padding)
     pads = _spatial_pads(x_cf.shape[2:], pool_size, strides, (1,) * rank, padding)
     if pool_mode == 'max':
         padded, torch_padding = _apply_padding(x_cf, pads, value=-math.inf)
@@ -367,6 +374,8 @@ def _local_conv(name, x_cf, kernel, kernel_size, strides, data_format):
     rank = x_cf.ndim - 2
     kernel = _tensor(kernel)
     _check_rank(kernel, 3, name, 'kernel (output_positions, feature_dim, filters)')
+    validation.check_window_fits(name, 'kernel_size', x_cf.shape[2:], kernel_size, (1,) * rank,
+                                 'valid')
     patches = x_cf
     for axis, (k, s) in enumerate(zip(kernel_size, strides)):
         patches = patches.unfold(axis + 2, k, s)

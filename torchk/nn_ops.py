@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import config, dtypes
+from . import config, dtypes, validation
 from .graph import op, target_device
 from .math_ops import _axes, _axis
 
@@ -283,8 +283,8 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
         The loss, of the shape of `output` without `axis`, in `output`'s dtype.
 
     # Raises
-        ValueError: if `axis` is not an axis of `output`, or if `target` does not hold one
-            class index per prediction.
+        ValueError: if `axis` is not an axis of `output`, if `target` does not hold one
+            class index per prediction, or (CPU) holds one outside `[0, classes)`.
     """
     output = _tensor(output, 'output')
     target = _tensor(target, 'target', like=output)
@@ -299,6 +299,8 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
                          '%d values for `output` of shape %s with classes on axis %d.'
                          % (tuple(target.shape), batch_shape.numel(), tuple(output.shape), axis))
     labels = target.reshape(-1).to(torch.int64)
+    validation.check_index_range('sparse_categorical_crossentropy', 'target', labels,
+                                 logits.shape[-1])
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels, reduction='none')
     return loss.reshape(batch_shape)
 

@@ -5,6 +5,9 @@ Every check raises a `ValueError` that names the op, the Keras layer being built
 one (from the current `K.name_scope`), the argument, and the expected and actual values, so
 that a user's typo costs an exception, never the process.
 """
+import torch
+
+from . import graph
 from . import variables
 
 
@@ -38,3 +41,34 @@ def check_shape(op, argument, actual, expected):
             e is not None and e != a for a, e in zip(actual, expected)):
         fail(op, '%s must have shape %s, got %s.'
              % (argument, format_shape(expected), format_shape(actual)))
+
+
+def check_index_range(op, argument, indices, size):
+    """Checks that every value of the integer tensor `indices` lies in `[0, size)`.
+
+    Values are read only on the CPU: on meta tensors and while static shapes are inferred
+    (the example values are made up) nothing is checked, and on other devices the check
+    would cost a device sync, so there the torch kernel's own assert applies.
+
+    # Raises
+        ValueError: naming `op`, `argument`, the valid range and the first bad index.
+    """
+    if indices.device.type != 'cpu' or graph.inferring() or indices.numel() == 0:
+        return
+    low, high = torch.aminmax(indices)
+    if low < 0 or high >= size:
+        bad = low if low < 0 else high
+        fail(op, '%s must lie in [0, %d), got %d.' % (argument, size, bad))
+
+
+def check_window_fits(op, argument, sizes, kernel_sizes, dilations, padding):
+    """Checks that with `padding` 'valid' each window, `(kernel_size - 1) * dilation + 1`,
+    fits in its spatial size (torch raises an unnamed RuntimeError, TF a shape error).
+
+    # Raises
+        ValueError: naming `op`, `argument`, the window and the input's spatial sizes.
+    """
+    windows = tuple((k - 1) * d + 1 for k, d in zip(kernel_sizes, dilations))
+    if padding == 'valid' and any(w > s for s, w in zip(sizes, windows)):
+        fail(op, "with padding 'valid', the %s window %s (dilated) must fit in the input's "
+             'spatial shape %s.' % (argument, format_shape(windows), format_shape(sizes)))
