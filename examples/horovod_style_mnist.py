@@ -57,8 +57,10 @@ def main():
                         validation_data=(x_val, y_val), callbacks=callbacks,
                         verbose=2 if hvd.rank() == 0 else 0)
     if hvd.rank() == 0:
+        # Keras 2.2 logs metrics=['accuracy'] as 'acc'.
+        accuracy = history.history.get('val_accuracy') or history.history['val_acc']
         print(json.dumps({'size': hvd.size(),
-                          'val_accuracy': history.history['val_accuracy'][-1],
+                          'val_accuracy': accuracy[-1],
                           'val_loss': history.history['val_loss'][-1]}))
     hvd.shutdown()
 
