@@ -47,6 +47,8 @@ numbering unless stated):
   exception or a kill mid-write leaves the previous file intact.
 - `keras.wrappers.scikit_learn`'s `KerasClassifier` and `KerasRegressor` get the
   `__sklearn_tags__` that scikit-learn >= 1.6 requires.
+- `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
+  lacks, and CuDNN layers that run on any device), so that `load_model` finds them.
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
@@ -409,6 +411,11 @@ def _patch_layers_core(core):
     _plain_int_output_shapes(core)
 
 
+def _register_torchk_layers(layers):
+    from . import layers as torchk_layers
+    torchk_layers.register(layers)
+
+
 def _add_sklearn_tags(scikit_learn):
     """Gives `KerasClassifier` and `KerasRegressor` (keras/wrappers/scikit_learn.py:175, 303)
     the `__sklearn_tags__` that scikit-learn >= 1.6 asks every estimator for (`clone`,
@@ -440,6 +447,7 @@ _AFTER_IMPORT = {
     'keras.callbacks': _torchk_tensorboard,
     'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
     'keras.wrappers.scikit_learn': _add_sklearn_tags,
+    'keras.layers': _register_torchk_layers,
 }
 
 
