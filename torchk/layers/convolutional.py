@@ -114,6 +114,7 @@ class Conv1DTranspose(_Conv):
 
     def get_config(self):
         config = super(Conv1DTranspose, self).get_config()
+        config.pop('rank')
         config['output_padding'] = self.output_padding
         config['groups'] = 1
         return config

@@ -341,7 +341,21 @@ class CenterCrop(_Preprocessing):
 
 
 class _RandomAugmentation(_Preprocessing):
-    """An augmentation: `_augment(inputs)` in training, the input unchanged at inference."""
+    """An augmentation: `_augment(inputs)` in training, the input unchanged at inference.
+
+    `seed` and tf_keras' `rng_type` are kept in the configuration; torchk's layers draw from
+    torchk's global random stream.
+    """
+
+    def __init__(self, seed=None, rng_type=None, **kwargs):
+        super(_RandomAugmentation, self).__init__(**kwargs)
+        self.seed = seed
+        self.rng_type = rng_type
+
+    def get_config(self):
+        config = super(_RandomAugmentation, self).get_config()
+        config.update(seed=self.seed, rng_type=self.rng_type)
+        return config
 
     def call(self, inputs, training=None):
         inputs = _as_floatx(inputs)
@@ -363,16 +377,15 @@ class RandomFlip(_RandomAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('mode', 'seed')
+    _config_keys = ('mode',)
     _MODES = ('horizontal', 'vertical', 'horizontal_and_vertical')
 
     def __init__(self, mode='horizontal_and_vertical', seed=None, **kwargs):
-        super(RandomFlip, self).__init__(**kwargs)
+        super(RandomFlip, self).__init__(seed=seed, **kwargs)
         if mode not in self._MODES:
             raise ValueError('Layer %r: mode=%r; expected one of %s.'
                              % (self.name, mode, ', '.join(self._MODES)))
         self.mode = mode
-        self.seed = seed
 
     def _augment(self, inputs):
         batched = K.ndim(inputs) == 4
@@ -394,16 +407,15 @@ class RandomContrast(_RandomAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('factor', 'seed')
+    _config_keys = ('factor',)
 
     def __init__(self, factor, seed=None, **kwargs):
-        super(RandomContrast, self).__init__(**kwargs)
+        super(RandomContrast, self).__init__(seed=seed, **kwargs)
         lower, upper = factor if isinstance(factor, (list, tuple)) else (factor, factor)
         if lower < 0. or upper < 0. or lower > 1.:
             raise ValueError('Layer %r: factor=%r; expected values in [0, 1].'
                              % (self.name, factor))
         self.factor = factor
-        self.seed = seed
         self._range = (1. - lower, 1. + upper)
 
     def _augment(self, inputs):
@@ -423,14 +435,13 @@ class RandomBrightness(_RandomAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('factor', 'value_range', 'seed')
+    _config_keys = ('factor', 'value_range')
 
     def __init__(self, factor, value_range=(0, 255), seed=None, **kwargs):
-        super(RandomBrightness, self).__init__(**kwargs)
+        super(RandomBrightness, self).__init__(seed=seed, **kwargs)
         lower, upper = factor if isinstance(factor, (list, tuple)) else (-factor, factor)
         self.factor = factor
         self.value_range = list(value_range)
-        self.seed = seed
         self._range = (min(lower, upper), max(lower, upper))
 
     def _augment(self, inputs):
@@ -453,13 +464,12 @@ class RandomCrop(_RandomAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('height', 'width', 'seed')
+    _config_keys = ('height', 'width')
 
     def __init__(self, height, width, seed=None, **kwargs):
-        super(RandomCrop, self).__init__(**kwargs)
+        super(RandomCrop, self).__init__(seed=seed, **kwargs)
         self.height = height
         self.width = width
-        self.seed = seed
 
     def call(self, inputs, training=None):
         inputs = _as_floatx(inputs)
@@ -479,11 +489,8 @@ class _GeometricAugmentation(_RandomAugmentation):
     """A geometric augmentation torchk does not apply: its input passes through, in
     training too (see the module's docstring)."""
 
-    _config_keys = ('seed',)
-
     def __init__(self, seed=None, **kwargs):
-        super(_GeometricAugmentation, self).__init__(**kwargs)
-        self.seed = seed
+        super(_GeometricAugmentation, self).__init__(seed=seed, **kwargs)
 
 
 class RandomRotation(_GeometricAugmentation):
@@ -495,7 +502,7 @@ class RandomRotation(_GeometricAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('factor', 'fill_mode', 'fill_value', 'interpolation', 'seed')
+    _config_keys = ('factor', 'fill_mode', 'fill_value', 'interpolation')
 
     def __init__(self, factor, fill_mode='reflect', interpolation='bilinear', seed=None,
                  fill_value=0.0, **kwargs):
@@ -516,7 +523,7 @@ class RandomZoom(_GeometricAugmentation):
     """
 
     _config_keys = ('height_factor', 'width_factor', 'fill_mode', 'fill_value',
-                    'interpolation', 'seed')
+                    'interpolation')
 
     def __init__(self, height_factor, width_factor=None, fill_mode='reflect',
                  interpolation='bilinear', seed=None, fill_value=0.0, **kwargs):
@@ -538,7 +545,7 @@ class RandomTranslation(_GeometricAugmentation):
     """
 
     _config_keys = ('height_factor', 'width_factor', 'fill_mode', 'fill_value',
-                    'interpolation', 'seed')
+                    'interpolation')
 
     def __init__(self, height_factor, width_factor, fill_mode='reflect',
                  interpolation='bilinear', seed=None, fill_value=0.0, **kwargs):
@@ -559,7 +566,7 @@ class RandomHeight(_GeometricAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('factor', 'interpolation', 'seed')
+    _config_keys = ('factor', 'interpolation')
 
     def __init__(self, factor, interpolation='bilinear', seed=None, **kwargs):
         super(RandomHeight, self).__init__(seed=seed, **kwargs)
@@ -576,7 +583,7 @@ class RandomWidth(_GeometricAugmentation):
         **kwargs: the base layer's arguments.
     """
 
-    _config_keys = ('factor', 'interpolation', 'seed')
+    _config_keys = ('factor', 'interpolation')
 
     def __init__(self, factor, interpolation='bilinear', seed=None, **kwargs):
         super(RandomWidth, self).__init__(seed=seed, **kwargs)

@@ -184,11 +184,11 @@ def _clip_by_norm(t, clip_norm, axes=None):
 
 
 def _divide_no_nan(x, y):
-    return torch.where(y == 0, K.zeros_like(x * y), x / y)
+    return torch.where(K.equal(y, 0), K.zeros_like(x * y), x / y)
 
 
 def _multiply_no_nan(x, y):
-    return torch.where(y == 0, K.zeros_like(x * y), x * y)
+    return torch.where(K.equal(y, 0), K.zeros_like(x * y), x * y)
 
 
 def _softmax(logits, axis=None):
