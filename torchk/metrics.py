@@ -22,18 +22,16 @@ def filter_top_k(x, k):
     Of equal values, the ones at lower indices are kept first, as `tf.math.top_k` orders them.
 
     # Arguments
-        x: Tensor whose last dimension is known.
+        x: Tensor.
         k: Positive integer.
 
     # Returns
         A tensor of the shape and dtype of `x`.
     """
-    size = K.int_shape(x)[-1]
-    if size is None:
-        raise ValueError('top_k needs the size of the last axis of the predictions; got shape '
-                         '%s.' % (K.int_shape(x),))
+    positions = K.cumsum(K.ones_like(x), axis=-1)
     rows, columns = K.expand_dims(x, -1), K.expand_dims(x, -2)  # [..., i, j]: x_i, x_j
-    before = K.constant(np.tril(np.ones((size, size)), -1))  # j < i
+    before = K.cast(K.less(K.expand_dims(positions, -2), K.expand_dims(positions, -1)),
+                    K.dtype(x))  # j < i
     greater = K.cast(K.greater(columns, rows), K.dtype(x))
     tied_before = K.cast(K.equal(columns, rows), K.dtype(x)) * before
     rank = K.sum(greater + tied_before, axis=-1)
@@ -64,12 +62,16 @@ class _ConfusionMetric(keras_metrics.Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         if self.top_k is not None:
             y_pred = filter_top_k(K.cast(y_pred, K.floatx()), self.top_k)
+        if self.class_id is not None:
+            # The class axis stays, of size 1, so that per-sample weights broadcast as in
+            # tf.keras (Keras 2.3.1 drops it and then fails to broadcast them).
+            class_slice = slice(self.class_id, self.class_id + 1)
+            y_true, y_pred = y_true[..., class_slice], y_pred[..., class_slice]
         return metrics_utils.update_confusion_matrix_variables(
             {metrics_utils.ConfusionMatrix.TRUE_POSITIVES: self.true_positives,
              metrics_utils.ConfusionMatrix[self._other_count.upper()]:
                  getattr(self, self._other_count)},
-            y_true, y_pred, thresholds=self.thresholds, top_k=None, class_id=self.class_id,
-            sample_weight=sample_weight)
+            y_true, y_pred, thresholds=self.thresholds, sample_weight=sample_weight)
 
     def result(self):
         denominator = self.true_positives + getattr(self, self._other_count)
