@@ -425,6 +425,8 @@ def _register_torchk_activations(keras_activations):
 
 
 def _register_torchk_metrics(keras_metrics):
+    if not hasattr(keras_metrics, 'Metric'):  # Keras 2.2 has no stateful metric classes.
+        return
     from . import metrics
     metrics.register(keras_metrics)
 
