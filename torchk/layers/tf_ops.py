@@ -364,9 +364,9 @@ class TFOpLambda(Layer):
         arguments.pop('name', None)
         try:
             return _OPS[self.function](first, **arguments)
-        except TypeError as error:
-            raise TypeError('Layer %r: tf.%s called with arguments %s: %s'
-                            % (self.name, self.function, sorted(arguments), error)) from None
+        except (TypeError, ValueError) as error:
+            raise type(error)('Layer %r: tf.%s called with arguments %s: %s'
+                              % (self.name, self.function, sorted(arguments), error)) from error
 
     def compute_output_shape(self, input_shape):
         several = isinstance(input_shape, list)
