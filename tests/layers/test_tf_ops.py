@@ -74,7 +74,8 @@ def test_loaded_op_model_applies_to_new_inputs():
     with h5py.File(path + '.h5', 'r') as f:
         config = json.loads(f.attrs['model_config'])
         groups = f['model_weights']
-        weights = [np.asarray(groups['dense'][name]) for name in groups['dense'].attrs['weight_names']]
+        weights = [np.asarray(groups['dense'][name])
+                   for name in groups['dense'].attrs['weight_names']]
     inner = keras.layers.deserialize(keras231_config(config))
     inner.get_layer('dense').set_weights(weights)
     inputs = [keras.Input((4, 6)), keras.Input((4, 6))]
