@@ -89,7 +89,8 @@ _RESIZE_MATRICES = {'bilinear': _bilinear_matrix, 'nearest': _nearest_matrix,
                     'bicubic': _bicubic_matrix, 'area': _area_matrix}
 
 
-def _check_interpolation(interpolation, layer_name):
+def check_interpolation(interpolation, layer_name):
+    """Raises a ValueError naming `layer_name` unless `resize` supports `interpolation`."""
     if interpolation not in _INTERPOLATIONS:
         raise ValueError('Layer %r: interpolation=%r is not supported; supported: %s.'
                          % (layer_name, interpolation, ', '.join(_INTERPOLATIONS)))
@@ -107,7 +108,9 @@ def _batched(function):
     return apply
 
 
-def _image_size(images, layer_name):
+def image_size(images, layer_name):
+    """The static `(height, width)` of channels-last `images`; a ValueError naming
+    `layer_name` if either is unknown."""
     height, width = K.int_shape(images)[-3:-1]
     if height is None or width is None:
         raise ValueError('Layer %r needs the height and width of its images; got shape %s.'
@@ -116,7 +119,7 @@ def _image_size(images, layer_name):
 
 
 @_batched
-def _resize(images, height, width, interpolation):
+def resize(images, height, width, interpolation):
     """`tf.image.resize(images, (height, width), interpolation)` on channels-last images."""
     in_height, in_width = K.int_shape(images)[1:3]
     if (in_height, in_width) == (height, width) and interpolation != 'area':
@@ -142,13 +145,13 @@ def _take_window(images, axis, size, window):
 
 def _smart_resize(images, height, width, interpolation, layer_name):
     """tf_keras' `smart_resize`: the largest centered crop of the target aspect ratio, resized."""
-    in_height, in_width = _image_size(images, layer_name)
+    in_height, in_width = image_size(images, layer_name)
     crop_height = min(in_height, int(np.float32(in_width * height) / np.float32(width)))
     crop_width = min(in_width, int(np.float32(in_height * width) / np.float32(height)))
     top = int(np.float32(in_height - crop_height) / 2)
     left = int(np.float32(in_width - crop_width) / 2)
     cropped = _crop(images, top, left, crop_height, crop_width)
-    return _resize(cropped, height, width, interpolation)
+    return resize(cropped, height, width, interpolation)
 
 
 def _as_floatx(inputs):
@@ -293,7 +296,7 @@ class Resizing(_Preprocessing):
     def __init__(self, height, width, interpolation='bilinear', crop_to_aspect_ratio=False,
                  **kwargs):
         super(Resizing, self).__init__(**kwargs)
-        _check_interpolation(interpolation, self.name)
+        check_interpolation(interpolation, self.name)
         self.height = height
         self.width = width
         self.interpolation = interpolation
@@ -301,11 +304,11 @@ class Resizing(_Preprocessing):
 
     def call(self, inputs):
         inputs = _as_floatx(inputs)
-        _image_size(inputs, self.name)
+        image_size(inputs, self.name)
         if self.crop_to_aspect_ratio:
             return _smart_resize(inputs, self.height, self.width, self.interpolation,
                                  self.name)
-        return _resize(inputs, self.height, self.width, self.interpolation)
+        return resize(inputs, self.height, self.width, self.interpolation)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-3]) + (self.height, self.width, input_shape[-1])
@@ -330,7 +333,7 @@ class CenterCrop(_Preprocessing):
 
     def call(self, inputs):
         inputs = _as_floatx(inputs)
-        in_height, in_width = _image_size(inputs, self.name)
+        in_height, in_width = image_size(inputs, self.name)
         if in_height >= self.height and in_width >= self.width:
             return _crop(inputs, (in_height - self.height) // 2, (in_width - self.width) // 2,
                          self.height, self.width)
@@ -473,7 +476,7 @@ class RandomCrop(_RandomAugmentation):
 
     def call(self, inputs, training=None):
         inputs = _as_floatx(inputs)
-        in_height, in_width = _image_size(inputs, self.name)
+        in_height, in_width = image_size(inputs, self.name)
         resized = _smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
         if in_height < self.height or in_width < self.width:
             return resized

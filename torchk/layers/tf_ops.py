@@ -29,6 +29,7 @@ from keras.engine import network
 from keras.engine.base_layer import Layer
 
 from .. import activations
+from . import preprocessing
 
 __all__ = ['TFOpLambda', 'SlicingOpLambda']
 
@@ -210,6 +211,23 @@ def _shape(input, out_type='int32'):
     return K.cast(K.shape(input), out_type)
 
 
+def _norm(tensor, ord='euclidean', axis=None, keepdims=None, keep_dims=None):
+    if ord not in ('euclidean', 'fro', 2) or (ord == 2 and np.ndim(axis) > 0):
+        raise ValueError('tf.norm with ord=%r is not supported; supported: "euclidean".'
+                         % (ord,))
+    return K.sqrt(K.sum(K.square(tensor), axis=axis, keepdims=bool(keepdims or keep_dims)))
+
+
+def _image_resize(images, size, method='bilinear', preserve_aspect_ratio=False,
+                  antialias=False):
+    if preserve_aspect_ratio or antialias:
+        raise ValueError('tf.image.resize with preserve_aspect_ratio or antialias is not '
+                         'supported.')
+    preprocessing.check_interpolation(method, 'tf.image.resize')
+    preprocessing.image_size(images, 'tf.image.resize')
+    return preprocessing.resize(K.cast(images, K.floatx()), size[0], size[1], method)
+
+
 def _getitem(tensor, slice_spec, var=None):
     if not isinstance(slice_spec, (list, tuple)):
         slice_spec = [slice_spec]
@@ -273,7 +291,8 @@ _OPS.update({'math.' + name: _reduction(function) for name, function in [
     ('reduce_sum', K.sum), ('reduce_mean', K.mean), ('reduce_max', K.max),
     ('reduce_min', K.min), ('reduce_prod', K.prod), ('reduce_std', K.std),
     ('reduce_variance', K.var), ('reduce_any', K.any), ('reduce_all', K.all),
-    ('reduce_logsumexp', K.logsumexp)]})
+    ('reduce_logsumexp', K.logsumexp),
+    ('reduce_euclidean_norm', lambda x, axis, keepdims: _norm(x, axis=axis, keepdims=keepdims))]})
 _OPS.update({
     'nn.leaky_relu': lambda features, alpha=0.2: K.relu(features, alpha=alpha),
     'nn.gelu': lambda features, approximate=False: activations.gelu(features, approximate),
@@ -320,6 +339,10 @@ _OPS.update({
     'broadcast_to': lambda input, shape: torch.broadcast_to(input, tuple(shape)),
     'shape': _shape,
     'compat.v1.shape': _shape,
+    'norm': _norm,
+    'compat.v1.norm': _norm,
+    'linalg.norm': _norm,
+    'image.resize': _image_resize,
     '__operators__.getitem': _getitem,
 })
 
