@@ -3,7 +3,9 @@
 
 Keras 2 layers take several tensors as one list: `Attention()([query, value])` or
 `[query, value, key]`, and `MultiHeadAttention(...)([query, value])` or
-`[query, value, key]` (tf.keras calls it as `mha(query, value, key)`); masks of the inputs
+`[query, value, key]`, or `[query, value, key, attention_mask]` (tf.keras calls it as
+`mha(query, value, key, attention_mask=...)`; a tensor must be an input to be saved with a Keras
+2 model); masks of the inputs
 (`Embedding(mask_zero=True)`, `Masking`) are applied as tf.keras applies them.
 """
 import math
@@ -44,11 +46,13 @@ def _mask_scores(scores, keep):
     return scores - _MASKED_SCORE * (1. - keep)
 
 
-def _split_inputs(layer, inputs):
-    if not isinstance(inputs, list) or not 2 <= len(inputs) <= 3:
-        raise ValueError('%s (%s) must be called on a list [query, value] or '
-                         '[query, value, key]; got %r.' % (type(layer).__name__, layer.name,
-                                                           inputs))
+def _split_inputs(layer, inputs, most=3):
+    if not isinstance(inputs, list) or not 2 <= len(inputs) <= most:
+        raise ValueError('%s (%s) must be called on a list [query, value], '
+                         '[query, value, key]%s; got %r.'
+                         % (type(layer).__name__, layer.name,
+                            ' or [query, value, key, attention_mask]' if most == 4 else '',
+                            inputs))
     query, value = inputs[0], inputs[1]
     key = inputs[2] if len(inputs) == 3 else value
     return query, value, key
@@ -56,7 +60,7 @@ def _split_inputs(layer, inputs):
 
 def _split_masks(mask):
     masks = list(mask) if isinstance(mask, (list, tuple)) else [mask]
-    return masks + [None] * (3 - len(masks))
+    return masks[:3] + [None] * (3 - len(masks[:3]))
 
 
 def _float_mask(mask):
@@ -225,14 +229,15 @@ class MultiHeadAttention(Layer):
             shapes are recorded when the layer is built.
 
     # Call arguments
-        inputs: `[query, value]` or `[query, value, key]`.
-        attention_mask: `(batch, Tq..., Tv...)` tensor, 1 where a query position may attend
-            to a key position (when the attention axes cover all non-batch axes).
+        inputs: `[query, value]`, `[query, value, key]` or
+            `[query, value, key, attention_mask]`; `attention_mask` is a
+            `(batch, Tq..., Tv...)` tensor, 1 where a query position may attend to a key
+            position (when the attention axes cover all non-batch axes).
         use_causal_mask: mask the positions after each query position.
         training: whether dropout applies.
 
     # Raises
-        ValueError: for inputs other than a list of 2 or 3 tensors, or a mask with
+        ValueError: for inputs other than a list of 2 to 4 tensors, or a mask with
             attention axes that leave batch-like axes.
     """
 
@@ -286,12 +291,12 @@ class MultiHeadAttention(Layer):
         return kernel, bias
 
     def build(self, input_shape):
-        if not isinstance(input_shape, list) or not 2 <= len(input_shape) <= 3:
-            raise ValueError('MultiHeadAttention (%s) must be called on a list [query, value] '
-                             'or [query, value, key]; got inputs of shape %s.'
-                             % (self.name, input_shape))
+        if not isinstance(input_shape, list) or not 2 <= len(input_shape) <= 4:
+            raise ValueError('MultiHeadAttention (%s) must be called on a list [query, value], '
+                             '[query, value, key] or [query, value, key, attention_mask]; got '
+                             'inputs of shape %s.' % (self.name, input_shape))
         query_shape, value_shape = input_shape[0], input_shape[1]
-        key_shape = input_shape[2] if len(input_shape) == 3 else value_shape
+        key_shape = input_shape[2] if len(input_shape) > 2 else value_shape
         self.query_shape, self.value_shape, self.key_shape = (
             list(query_shape), list(value_shape), list(key_shape))
         heads = self.num_heads
@@ -336,12 +341,14 @@ class MultiHeadAttention(Layer):
         positions = _product(dims[2 + len(batch_axes):-1])
         return K.reshape(permuted, (-1, self.num_heads, positions, dims[-1])), dims
 
-    def call(self, inputs, mask=None, training=None, attention_mask=None,
-             return_attention_scores=False, use_causal_mask=False):
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False,
+             use_causal_mask=False):
         if return_attention_scores:
             raise ValueError('MultiHeadAttention (%s): return_attention_scores=True is not '
                              'supported.' % self.name)
-        query, value, key = _split_inputs(self, inputs)
+        attention_mask = inputs[3] if isinstance(inputs, list) and len(inputs) == 4 else None
+        query, value, key = _split_inputs(self, inputs[:3] if attention_mask is not None
+                                          else inputs, most=4)
         rank = K.ndim(query)
         axes, batch_axes = self._attention_axes(rank)
         q = self._project(query, self.query_kernel, self.query_bias, self.key_dim)
