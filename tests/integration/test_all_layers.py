@@ -17,9 +17,8 @@ the advanced activation layers' values against numpy by `test_activation_layer_e
 Coverage: `test_every_public_layer_is_covered` enumerates the classes of `keras.layers`
 and requires each to be in this table, in `test_convolutional.LAYER_CASES` (which checks
 every conv / pool / padding / cropping / upsampling / locally-connected layer in both data
-formats; this table keeps one representative of each family), or in `UNSUPPORTED` (the
-TF-only CuDNN layers, which must raise a clear error), or in `ABSTRACT` (bases not meant to be
-instantiated). Recurrent layers are tested in depth (numerics, masks, dropout, stateful,
+formats; this table keeps one representative of each family), or in `ABSTRACT` (bases not
+meant to be instantiated). Recurrent layers are tested in depth (numerics, masks, dropout, stateful,
 saving) in `test_recurrent.py`; here each gets the generic checks once.
 """
 import copy
@@ -167,6 +166,14 @@ LAYER_TABLE = [
     # legacy layers still exported by keras.layers (deprecated in Keras 2)
     Case('Highway', lambda: L.Highway(), (5,)),
     Case('MaxoutDense', lambda: L.MaxoutDense(3, nb_feature=2), (5,)),
+    # torchk.layers: tf.keras 2 layers, and the CuDNN layers on any device
+    Case('CuDNNLSTM', lambda: L.CuDNNLSTM(3, return_sequences=True), (4, 2)),
+    Case('CuDNNGRU', lambda: L.CuDNNGRU(3), (4, 2)),
+    Case('LayerNormalization', lambda: L.LayerNormalization(), (3, 4)),
+    Case('GroupNormalization', lambda: L.GroupNormalization(groups=2), (3, 4)),
+    Case('Attention', lambda: L.Attention(use_scale=True), [(3, 4), (5, 4)]),
+    Case('AdditiveAttention', lambda: L.AdditiveAttention(), [(3, 4), (5, 4)]),
+    Case('MultiHeadAttention', lambda: L.MultiHeadAttention(2, 3), [(3, 4), (5, 4)]),
 ]
 
 # Classes not meant to be built as layers of their own.
@@ -180,12 +187,6 @@ ABSTRACT = {
 ABSTRACT.update({name: why for name, why in [
     ('Wrapper', 'the abstract base of Bidirectional and TimeDistributed'),
     ('ConvRNN2D', 'the base of ConvLSTM2D')] if hasattr(L, name)})
-
-# Layers that cannot run on torchk: each must raise a clear error when built.
-UNSUPPORTED = {
-    'CuDNNGRU': 'needs the TensorFlow backend (cuDNN kernels through TF)',
-    'CuDNNLSTM': 'needs the TensorFlow backend (cuDNN kernels through TF)',
-}
 
 BATCH = 3
 
@@ -343,10 +344,10 @@ def test_every_public_layer_is_covered():
     for case in LAYER_TABLE:
         covered.update(case.covers)
     conv_covered = {name.split('-')[0] for name, _, _, _, _ in CONV_CASES}
-    missing = exported - covered - conv_covered - set(ABSTRACT) - set(UNSUPPORTED)
+    missing = exported - covered - conv_covered - set(ABSTRACT)
     assert missing == set(), 'layers without a case: %s' % sorted(missing)
     # The lists do not name classes that keras.layers does not export.
-    assert (covered | set(ABSTRACT) | set(UNSUPPORTED)) - exported == set()
+    assert (covered | set(ABSTRACT)) - exported == set()
     assert len(exported) >= 80
 
 
@@ -363,13 +364,6 @@ def test_legacy_recurrent_bases_leave_the_step_to_subclasses(name):
     assert issubclass(base, Layer)
     with pytest.raises(NotImplementedError):
         base.step(None, None, None)
-
-
-@pytest.mark.parametrize('name', sorted(UNSUPPORTED))
-def test_cudnn_layers_raise_a_clear_error(name):
-    cls = getattr(L, name)
-    with pytest.raises(RuntimeError, match='only available with the TensorFlow backend'):
-        cls(4)
 
 
 # ------------------------------------------------------------------------------------------
