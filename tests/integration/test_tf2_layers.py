@@ -1,7 +1,8 @@
 """The layers of `torchk.layers` against TensorFlow's Keras 2, with fixtures that tf_keras made
 (tests/fixtures/make_tf_keras_layers.py): each fixture's model is rebuilt in Keras 2.3.1 code
 from the layer configurations tf_keras saved, its weights are read from the `.h5` by layer and
-order, and predictions must match TF's within 1e-5 of the output scale; then the model trains,
+order (with h5py, and with Keras 2.3.1's `load_weights`, by order and by name), and
+predictions must match TF's within 1e-5 of the output scale; then the model trains,
 its layers round-trip their configuration, and it saves and loads as a Keras 2.3.1 `.h5`.
 
 Whole-file `keras.models.load_model` of these fixtures needs the translation of tf.keras'
@@ -29,10 +30,13 @@ TENSOR_KWARGS = ('value', 'key', 'attention_mask')
 
 
 def _keras2_object(value):
-    """A tf.keras-serialized initializer, regularizer or constraint as Keras 2.3.1 reads it."""
+    """A tf.keras-serialized wrapped layer, initializer, regularizer or constraint as Keras
+    2.3.1 reads it."""
     if not isinstance(value, dict) or 'class_name' not in value:
         return value
     name = value['class_name']
+    if hasattr(keras.layers, name):
+        return {'class_name': name, 'config': _keras2_config(value['config'])}
     if hasattr(initializers, name):
         return {'class_name': name, 'config': value['config']}
     return re.sub(r'(?<!^)(?=[A-Z])', '_', name).lower()
@@ -76,22 +80,39 @@ def _rebuild(model_config):
     return keras.Model(inputs, outputs), layers
 
 
-def _load_case(case):
+def _load_case(case, weights='h5py'):
+    """The fixture's model rebuilt in Keras 2.3.1, with TF's weights read by layer and order
+    (`weights='h5py'`) or by Keras 2.3.1's own `load_weights` (`'keras'`, `'keras_by_name'`),
+    its inputs, TF's outputs and its layers of torchk.layers."""
     path = os.path.join(FIXTURES, case + '.h5')
     with h5py.File(path, 'r') as f:
         model_config = json.loads(f.attrs['model_config'])
         model, layers = _rebuild(model_config)
         group = f['model_weights']
-        for name, layer in layers.items():
-            names = [n.decode() if isinstance(n, bytes) else n
-                     for n in group[name].attrs['weight_names']]
-            layer.set_weights([group[name][n][()] for n in names])
+        if weights == 'h5py':
+            for name, layer in layers.items():
+                names = [n.decode() if isinstance(n, bytes) else n
+                         for n in group[name].attrs['weight_names']]
+                layer.set_weights([group[name][n][()] for n in names])
+    if weights != 'h5py':
+        model.load_weights(path, by_name=weights == 'keras_by_name')
     data = np.load(os.path.join(FIXTURES, case + '.npz'))
     inputs = [data['x%d' % i] for i in range(len(model.inputs))]
     outputs = [data['y%d' % i] for i in range(len(model.outputs))]
-    tested = [spec for spec in model_config['config']['layers']
-              if spec['class_name'] in TORCHK_LAYERS]
-    return model, layers, inputs, outputs, tested
+    return model, inputs, outputs, _tested_layers(model_config, layers)
+
+
+def _tested_layers(model_config, layers):
+    """(layer, tf.keras configuration) of each layer of torchk.layers in the model, wrapped
+    (`Bidirectional`) or not."""
+    tested = []
+    for spec in model_config['config']['layers']:
+        layer = layers.get(spec['config']['name'])
+        if spec['class_name'] in TORCHK_LAYERS:
+            tested.append((layer, spec['config']))
+        elif spec['config'].get('layer', {}).get('class_name') in TORCHK_LAYERS:
+            tested.append((layer.forward_layer, spec['config']['layer']['config']))
+    return tested
 
 
 def _predict(model, inputs):
@@ -101,26 +122,33 @@ def _predict(model, inputs):
 
 @pytest.mark.parametrize('case', CASES)
 def test_predicts_as_tensorflow(case):
-    model, _, inputs, expected, tested = _load_case(case)
+    model, inputs, expected, tested = _load_case(case)
     assert tested, 'the fixture holds no layer of torchk.layers'
     for got, want in zip(_predict(model, inputs), expected):
         scale = np.abs(want).max()
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * scale)
 
 
+@pytest.mark.parametrize('weights', ['keras', 'keras_by_name'])
+@pytest.mark.parametrize('case', CASES)
+def test_keras_load_weights_reads_tf_keras_files(case, weights):
+    model, inputs, expected, _ = _load_case(case, weights)
+    for got, want in zip(_predict(model, inputs), expected):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
 @pytest.mark.parametrize('case', CASES)
 def test_configuration_has_tf_keras_keys_and_round_trips(case):
-    _, layers, _, _, tested = _load_case(case)
-    for spec in tested:
-        layer = layers[spec['config']['name']]
+    tested = _load_case(case)[3]
+    for layer, tf_config in tested:
         config = layer.get_config()
-        assert set(config) == set(spec['config']) - {'batch_input_shape'}
+        assert set(config) == set(tf_config) - {'batch_input_shape'}
         assert type(layer).from_config(config).get_config() == config
 
 
 @pytest.mark.parametrize('case', CASES)
 def test_trains_and_saves_as_keras2_h5(case, tmp_path):
-    model, _, inputs, expected, _ = _load_case(case)
+    model, inputs, expected, _ = _load_case(case)
     targets = [np.random.RandomState(0).normal(size=y.shape).astype('float32')
                for y in expected]
     model.compile('sgd', 'mse')
