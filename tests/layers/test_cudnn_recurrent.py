@@ -140,6 +140,23 @@ def test_gradients_match_the_traced_loop(layer_class):
         np.testing.assert_allclose(fast, loop, rtol=1e-4, atol=1e-5)
 
 
+def test_fused_kernels_run_the_cudnn_layers(monkeypatch):
+    """`rnn._fast_cell` recognises the CuDNN layers' cells: the LSTM runs torch's fused
+    `torch.lstm`, the GRU a kernel of rnn_kernels (torch.gru on CUDA)."""
+    chosen = []
+    fast_rnn = rnn._fast_rnn
+
+    def recording(cell, *args):
+        chosen.append((type(cell).__name__, rnn._torch_computes(cell, None)))
+        return fast_rnn(cell, *args)
+
+    monkeypatch.setattr(rnn, '_fast_rnn', recording)
+    inputs = keras.Input((STEPS, FEATURES))
+    CuDNNLSTM(UNITS)(inputs)
+    CuDNNGRU(UNITS)(inputs)
+    assert chosen == [('_CuDNNLSTMCell', True), ('_CuDNNGRUCell', False)]
+
+
 @pytest.mark.parametrize('layer_class', [CuDNNLSTM, CuDNNGRU])
 def test_model_trains(layer_class):
     rng = np.random.RandomState(5)

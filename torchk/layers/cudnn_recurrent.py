@@ -23,17 +23,19 @@ __all__ = ['CuDNNLSTM', 'CuDNNGRU']
 
 def _keras_kernel(kernel, units, gates):
     """An input kernel in cuDNN's layout as the kernel of Keras' cells (the reshape that
-    `_convert_rnn_weights` applies to a stored CuDNN kernel)."""
+    `_convert_rnn_weights` applies to a stored CuDNN kernel): each gate's `(input_dim, units)`
+    block, read row-major as cuDNN's `(units, input_dim)` matrix, transposed."""
     input_dim = K.int_shape(kernel)[0]
-    return K.concatenate([
-        K.transpose(K.reshape(kernel[:, g * units:(g + 1) * units], (units, input_dim)))
-        for g in range(gates)], axis=1)
+    blocks = K.permute_dimensions(K.reshape(kernel, (input_dim, gates, units)), (1, 0, 2))
+    matrices = K.reshape(blocks, (gates, units, input_dim))
+    return K.reshape(K.permute_dimensions(matrices, (2, 0, 1)), (input_dim, gates * units))
 
 
 def _keras_recurrent_kernel(recurrent_kernel, units, gates):
-    """A recurrent kernel in cuDNN's layout as the recurrent kernel of Keras' cells."""
-    return K.concatenate([K.transpose(recurrent_kernel[:, g * units:(g + 1) * units])
-                          for g in range(gates)], axis=1)
+    """A recurrent kernel in cuDNN's layout as the recurrent kernel of Keras' cells: each
+    gate's block transposed."""
+    blocks = K.reshape(recurrent_kernel, (units, gates, units))
+    return K.reshape(K.permute_dimensions(blocks, (2, 1, 0)), (units, gates * units))
 
 
 class _LayerWeights(object):
