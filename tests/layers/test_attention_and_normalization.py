@@ -101,3 +101,18 @@ def test_multi_head_attention_on_unknown_length_matches_numpy():
 def test_multi_head_attention_refuses_a_single_tensor():
     with pytest.raises(ValueError, match=r'\[query, value\]'):
         MultiHeadAttention(num_heads=2, key_dim=3)(keras.Input((4, 6)))
+
+
+@pytest.mark.parametrize('config, call_options', [({'causal': True}, {}),
+                                                  ({}, {'use_causal_mask': True})],
+                         ids=['causal_config', 'use_causal_mask'])
+def test_attention_causal_mask_from_config_or_call(config, call_options):
+    """tf.keras 2.4-2.9 saved `causal` in the configuration; later versions pass
+    `use_causal_mask` to the call."""
+    q = np.random.RandomState(4).randn(2, 5, 3).astype('float32')
+    inputs = keras.Input((None, 3))
+    layer = Attention(**config)
+    model = keras.Model(inputs, layer([inputs, inputs], **call_options))
+    scores = q @ q.transpose(0, 2, 1) - 1e9 * (1 - np.tril(np.ones((5, 5))))
+    np.testing.assert_allclose(model.predict(q), _softmax(scores) @ q, rtol=1e-5, atol=1e-6)
+    assert Attention.from_config(layer.get_config()).get_config() == layer.get_config()

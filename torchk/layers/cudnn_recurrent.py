@@ -152,7 +152,7 @@ class _CuDNNRNN(RNN):
             'bias': self._cell_bias()}
         super(_CuDNNRNN, self).build(input_shape)
 
-    def call(self, inputs, mask=None, training=None, initial_state=None, constants=None):
+    def call(self, inputs, mask=None, training=None, initial_state=None):
         if isinstance(mask, list):
             mask = mask[0]
         if mask is not None:
