@@ -361,8 +361,8 @@ class MultiHeadAttention(Layer):
         scores = K.batch_dot(K.reshape(q, (-1,) + tuple(_dims(q)[2:])),
                              K.reshape(k, (-1,) + tuple(_dims(k)[2:])), axes=(2, 2))
         scores = K.reshape(scores, (-1, self.num_heads) + tuple(_dims(scores)[1:]))
-        keep = self._keep(query, key is not value, mask, attention_mask, use_causal_mask,
-                          batch_axes, scores)
+        keep = self._keep(key is not value, mask, attention_mask, use_causal_mask, batch_axes,
+                          scores)
         if keep is not None:
             scores = _mask_scores(scores, keep)
         weights = K.softmax(scores, axis=-1)
@@ -386,8 +386,7 @@ class MultiHeadAttention(Layer):
             output = output + K.reshape(self.output_bias, (-1,))
         return K.reshape(output, tuple(_dims(output)[:-1]) + features)
 
-    def _keep(self, query, separate_key, mask, attention_mask, use_causal_mask, batch_axes,
-              scores):
+    def _keep(self, separate_key, mask, attention_mask, use_causal_mask, batch_axes, scores):
         """The mask of the scores `(batch, heads, Tq, Tk)` (1 keeps), or None."""
         query_mask, value_mask, key_mask = _split_masks(mask)
         if not separate_key:
