@@ -216,3 +216,11 @@ def test_torch_gru_kernel_matches_rnn_kernels():
                                      None, False, 'tanh', 'sigmoid', True)
     for got, want in zip(fused[:2] + (fused[2][0],), reference[:2] + (reference[2][0],)):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('name', ['CuDNNLSTM', 'CuDNNGRU'])
+def test_keras_module_of_the_cudnn_layers_gives_torchk_classes(name):
+    from keras.layers import cudnn_recurrent
+    import torchk.layers
+    assert getattr(cudnn_recurrent, name) is getattr(torchk.layers, name)
+    assert getattr(keras.layers, name) is getattr(torchk.layers, name)
