@@ -381,13 +381,10 @@ def in_top_k(predictions, targets, k):
 
     # Raises
         TypeError: if `k` is not an int.
-        ValueError: if `k < 1`, or if the shapes are not `(batch_size, classes)` and
-            `(batch_size,)`.
+        ValueError: if the shapes are not `(batch_size, classes)` and `(batch_size,)`.
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError('`k` must be an int, got %r.' % (k,))
-    if k < 1:
-        raise ValueError('`k` must be positive, got %d.' % k)
     predictions = _tensor(predictions, 'predictions')
     targets = _tensor(targets, 'targets', like=predictions)
     if predictions.ndim != 2:
