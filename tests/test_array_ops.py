@@ -390,3 +390,12 @@ def test_reshape_of_unknown_dimensions_to_a_fixed_shape_builds(placeholder_shape
     assert_array_equal(K.function([x], [y])([value])[0], value.reshape(target))
     with pytest.raises(ValueError, match='Cannot reshape'):
         K.function([x], [y])([np.zeros((4, 4)[:len(placeholder_shape)], 'float32')])
+
+
+def test_squeeze_of_an_unknown_dimension_builds_and_checks_when_run():
+    x = K.placeholder(shape=(None, None))
+    y = A.squeeze(x, 0)
+    assert K.int_shape(y) == (None,)
+    assert_array_equal(K.function([x], [y])([np.ones((1, 3), 'float32')])[0], np.ones(3))
+    with pytest.raises(ValueError, match='Cannot squeeze axis 0'):
+        K.function([x], [y])([np.ones((2, 3), 'float32')])

@@ -300,6 +300,10 @@ def squeeze(x, axis):
     axis = _axis(axis, x.ndim)
     if x.shape[axis] == 1:
         return x.squeeze(axis)
+    if inferring():
+        # The example size of an unknown dimension need not be 1, as the real one must:
+        # as in TF, the size is checked when the graph runs.
+        return x.new_empty(x.shape[:axis] + x.shape[axis + 1:])
     raise ValueError('Cannot squeeze axis %d of a tensor of shape %s: expected a dimension '
                      'of 1, got %d.' % (axis, tuple(x.shape), x.shape[axis]))
 
