@@ -494,6 +494,9 @@ def test_normalize_batch_in_training(shape, reduction_axes, with_gamma, with_bet
         reduction_axes)
     _check(normed, expected, dtype)
     _check(batch_mean, mean.reshape(stats_shape), dtype)
+    if len(shape) == 4 and axes == (0, 1, 2):  # TF's fused kernel: the sample variance
+        count = x.size // var.size
+        var = var * count / (count - 1)
     _check(batch_var, var.reshape(stats_shape), dtype)
 
 
