@@ -62,8 +62,8 @@ def conv_case(draw, rank, data_formats=('channels_last', 'channels_first'),
     kernel = tuple(draw(st.integers(1, max_kernel)) for _ in range(rank))
     strided = draw(st.booleans())
     strides = tuple(draw(st.integers(1, 3)) if strided else 1 for _ in range(rank))
-    dilations = tuple(draw(st.integers(1, 2)) if dilation and not strided else 1
-                      for _ in range(rank))
+    dilations = tuple(draw(st.integers(1, 2)) if dilation and not strided
+                      and 2 * k - 1 <= max_side else 1 for k in kernel)
     spatial = tuple(draw(st.integers((k - 1) * d + 1, max_side))
                     for k, d in zip(kernel, dilations))
     batch, channels = draw(st.integers(1, 2)), draw(st.integers(1, 3))
