@@ -270,6 +270,21 @@ def test_value_checks_skip_meta_tensors():
     _raise_on_first([(bad, lambda i: 'never raised')])
 
 
+@pytest.mark.parametrize('max_labels, steps', [(1, 4), (3, 1), (1, 1)])
+def test_batch_cost_builds_on_placeholders_of_one_label_or_one_step(max_labels, steps):
+    from torchk import core as K
+    y_true, y_pred = K.placeholder(shape=(None, max_labels)), K.placeholder(shape=(None, steps, 3))
+    lengths = [K.placeholder(shape=(None, 1), dtype='int32') for _ in range(2)]
+    loss = ctc_batch_cost(y_true, y_pred, *lengths)
+    assert K.int_shape(loss) == (None, 1)
+    probs = _random_softmax(np.random.default_rng(8), 2, steps, 3).astype('float32')
+    labels = np.zeros((2, max_labels), 'float32')
+    ones = np.ones((2, 1), 'int32')
+    result = K.function([y_true, y_pred] + lengths, [loss])([labels, probs, ones * steps, ones])
+    expected = [_forward_nll(_log_probs(probs[i]), [0]) for i in range(2)]
+    np.testing.assert_allclose(result[0][:, 0], expected, rtol=1e-5)
+
+
 def test_zero_filled_inputs_give_the_output_shapes():
     y_pred = torch.zeros(3, 7, 5)
     lengths = torch.zeros(3, 1)
