@@ -12,6 +12,7 @@ torchk runs each function eagerly on torch tensors and, unless a test says other
 import numpy as np
 import tensorflow as tf
 import tf_keras.backend as TK  # noqa: F401 (re-exported to the tests)
+import tf_keras.src.backend as TK_SOURCE
 import torch
 from numpy.testing import assert_allclose, assert_array_equal
 
@@ -43,6 +44,10 @@ TORCHK_EXTENDS = {
               '(numpy.arange); tf.range refuses',
     'eye': 'a `(rows, columns)` size: torchk makes that matrix (as the numpy and Theano '
            'backends do); tf.eye takes an int',
+    'ctc_batch_cost': 'a label_length of 0: torchk gives the all-blank loss; TF refuses the '
+                      'batch ("Labels length is zero")',
+    'ctc_decode': 'beam search asked for more top_paths than there are prefixes: torchk '
+                  'pads with empty paths of log-probability -inf; TF refuses the batch',
     'conv2d_transpose': 'a dilation rate that differs between the axes: torchk computes '
                         'it; 2.3.1 asserts they are equal (tf.nn.atrous_conv2d_transpose)',
 }
@@ -80,6 +85,19 @@ KERAS_2_3_1.update({
     'binary_crossentropy': (_binary_crossentropy, 'tf_keras computes probabilities with '
                             'epsilon added in the logs; 2.3.1 clips them and takes logits'),
     'is_tensor': (tf.is_tensor, 'not in tf_keras.backend'),
+    'is_variable': (lambda x: isinstance(x, tf.Variable), 'not in tf_keras.backend'),
+    'is_placeholder': (lambda x: getattr(getattr(x, 'op', None), 'type', None) == 'Placeholder',
+                       'not in tf_keras.backend'),
+    'control_dependencies': (tf.control_dependencies, 'not in tf_keras.backend'),
+    'get_session': (TK_SOURCE.get_session, 'not exported by tf_keras.backend (TF 1 only)'),
+    'set_session': (TK_SOURCE.set_session, 'not exported by tf_keras.backend (TF 1 only)'),
+    'slice': (tf.slice, 'not in tf_keras.backend'),
+    'moving_average_update': (
+        lambda x, value, momentum: x.assign_sub(
+            (x - tf.cast(value, x.dtype)) * tf.cast(tf.convert_to_tensor(1. - momentum),
+                                                    x.dtype)),
+        'tf_keras rounds `momentum` to float32, 2.3.1 rounds `1 - momentum`'),
+    'size': (lambda x, name=None: tf.size(x, name=name), 'not in tf_keras.backend'),
     'local_conv1d': (lambda x, kernel, kernel_size, strides, data_format=None:
                      TK.local_conv1d(x, kernel, kernel_size, strides, 'channels_last'),
                      '2.3.1 reads the input as channels_last whatever data_format says'),
@@ -140,10 +158,16 @@ def torchk_eager(fn, arrays):
     return fn(*[torch.from_numpy(np.array(a)) for a in arrays])
 
 
+def _placeholder_shape(shape, known_shapes):
+    if known_shapes == 'batch':
+        return (None,) + tuple(shape[1:]) if shape else ()
+    return tuple(shape) if known_shapes else (None,) * len(shape)
+
+
 def torchk_graph(fn, arrays, known_shapes=False):
-    """`fn` through `K.function` on placeholders: of unknown dimensions, or of the arrays'
-    shapes with `known_shapes`."""
-    placeholders = [K.placeholder(shape=a.shape if known_shapes else (None,) * a.ndim,
+    """`fn` through `K.function` on placeholders: of unknown dimensions, of the arrays'
+    shapes with `known_shapes`, or of unknown batch size only with `known_shapes='batch'`."""
+    placeholders = [K.placeholder(shape=_placeholder_shape(a.shape, known_shapes),
                                   dtype=str(a.dtype)) for a in arrays]
     outputs = fn(*placeholders)
     several = isinstance(outputs, (list, tuple))
