@@ -28,15 +28,31 @@ def backend_functions():
     return sorted(names - KERAS_OWNED)
 
 
+def _strings(node):
+    """The string constants of a list, tuple or dict (its keys) literal."""
+    items = node.keys if isinstance(node, ast.Dict) else getattr(node, 'elts', [])
+    return [item.value for item in items
+            if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+
+
 def covered_functions():
+    """The names the test modules pass to `covers`: string arguments, and starred module
+    constants (`covers(*REDUCTIONS)`, a list or a dict of names)."""
     names = set()
     for path in glob.glob(os.path.join(HERE, 'test_*.py')):
         with open(path) as f:
             tree = ast.parse(f.read())
+        constants = {target.id: _strings(node.value) for node in tree.body
+                     if isinstance(node, ast.Assign) for target in node.targets
+                     if isinstance(target, ast.Name)}
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id == 'covers'):
-                names.update(arg.value for arg in node.args)
+                for arg in node.args:
+                    if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name):
+                        names.update(constants.get(arg.value.id, []))
+                    elif isinstance(arg, ast.Constant):
+                        names.add(arg.value)
     return names
 
 
