@@ -159,8 +159,12 @@ def test_conv(rank, data):
 @given(data=st.data())
 def test_depthwise_and_separable(rank, data):
     shape, size, strides, padding, data_format, dilation = data.draw(
-        conv_case(rank, max_side=6, max_kernel=3))
-    if rank == 1:  # TF's separable_conv1d strides both axes equally
+        conv_case(rank, paddings=('valid', 'same', 'causal') if rank == 1 else ('valid', 'same'),
+                  max_side=6, max_kernel=3))
+    if padding == 'causal':  # 2.3.1 pads the time axis of channels_last inputs
+        data_format = 'channels_last'
+        shape = (shape[0],) + tuple(sorted(shape[1:], reverse=True))
+    if rank == 1:
         strides, dilation = strides[0], dilation[0]
     x = _image(data, shape)
     channels, multiplier = _channels(shape, data_format), data.draw(st.integers(1, 2))
@@ -179,7 +183,11 @@ def test_depthwise_and_separable(rank, data):
 
 def _tf_231_separable_conv1d(x, depthwise, pointwise, strides, padding, data_format,
                              dilation_rate):
-    """Keras 2.3.1's separable_conv1d (tf_keras has none): a separable_conv2d of height 1."""
+    """Keras 2.3.1's separable_conv1d (tf_keras has none): a separable_conv2d of height 1,
+    after padding the start of the time axis for 'causal'."""
+    if padding == 'causal':
+        x = TK.temporal_padding(x, (dilation_rate * (depthwise.shape[0] - 1), 0))
+        padding = 'valid'
     spatial = 1 if data_format == 'channels_last' else 2
     result = TK.separable_conv2d(tf.expand_dims(x, spatial), depthwise[None], pointwise[None],
                                  (1, strides), padding, data_format, (1, dilation_rate))

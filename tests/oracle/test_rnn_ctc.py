@@ -14,10 +14,12 @@ from torchk import core as K  # noqa: E402
 
 
 def _step(backend, kernel, recurrent):
-    """A cell with two states, written with `backend`'s functions."""
+    """A cell with two states, written with `backend`'s functions; K.rnn's `constants` come
+    after the states."""
     def step(x, states):
-        h, c = states
-        h = backend.tanh(backend.dot(x, kernel) + backend.dot(h, recurrent) + c * 0.5)
+        h, c = states[:2]
+        h = backend.tanh(backend.dot(x, kernel) + backend.dot(h, recurrent) + c * 0.5
+                         + sum(states[2:]))
         return h * 2., [h, c + h]
     return step
 
@@ -34,14 +36,17 @@ def test_rnn(data, go_backwards, unroll):
     recurrent = data.draw(arrays('float32', (units, units), -1, 1))
     masked = data.draw(st.booleans())
     mask = data.draw(hnp.arrays('bool', (samples, steps))) if masked else None
+    constants = data.draw(st.lists(arrays('float32', (samples, units), -1, 1), max_size=1))
 
     def run(backend, convert):
-        def fn(x, h0, c0, *mask):
+        def fn(x, h0, c0, *rest):
+            mask, constants = (rest[0], rest[1:]) if masked else (None, rest)
             return backend.rnn(_step(backend, convert(kernel), convert(recurrent)), x, [h0, c0],
-                               go_backwards=go_backwards, mask=mask[0] if mask else None,
+                               go_backwards=go_backwards, mask=mask,
+                               constants=list(constants) or None,
                                unroll=unroll, input_length=steps)
         return fn
-    inputs = (x, h0, c0) + ((mask,) if masked else ())
+    inputs = (x, h0, c0) + ((mask,) if masked else ()) + tuple(constants)
     compare(lambda *t: _flatten(run(K, K.constant)(*t)),
             lambda *t: _flatten(run(TK, TK.constant)(*t)), *inputs, rtol=1e-4, atol=1e-5,
             known_shapes='batch')
@@ -101,3 +106,17 @@ def test_ctc_decode(data, greedy, merge_repeated):
         return fn
     compare(decode(K), decode(TK), y_pred, input_length, rtol=1e-4, atol=1e-4, graph=False,
             extends='ctc_decode')
+
+
+@pytest.mark.xfail(strict=True, reason='documented in docs/COMPATIBILITY.md: K.rnn does not '
+                   'build on an input of unknown batch size with constants of a fixed one')
+def test_rnn_with_constants_of_a_fixed_batch_size_builds():
+    x = np.ones((2, 3, 1), 'float32')
+    h0, constant = np.zeros((2, 1), 'float32'), np.full((2, 1), 0.5, 'float32')
+
+    def run(backend):
+        def step(inputs, states):
+            output = inputs + states[0] * states[1]
+            return output, [output]
+        return lambda t, h: backend.rnn(step, t, [h], constants=[backend.constant(constant)])[1]
+    compare(run(K), run(TK), x, h0, known_shapes='batch')
