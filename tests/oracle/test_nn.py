@@ -47,10 +47,13 @@ def test_crossentropies(data, from_logits):
     output = (data.draw(arrays(dtype, shape, -5, 5)) if from_logits
               else data.draw(probabilities(shape, dtype)))
     target = data.draw(probabilities(shape, dtype))
-    compare(lambda t, o: K.categorical_crossentropy(t, o, from_logits),
-            lambda t, o: TK.categorical_crossentropy(t, o, from_logits), target, output,
-            rtol=1e-4 if dtype == 'float32' else None)
-    labels = data.draw(arrays('int64', shape[:-1], 0, shape[-1] - 1))
+    axis = data.draw(st.sampled_from([-1, 0]))
+    compare(lambda t, o: K.categorical_crossentropy(t, o, from_logits, axis),
+            lambda t, o: TK.categorical_crossentropy(t, o, from_logits, axis),
+            target, output, rtol=1e-4 if dtype == 'float32' else None)
+    # Labels out of range too: TF's CPU kernel refuses them, as must torchk.
+    labels = data.draw(arrays('int64', shape[:-1], -1 if data.draw(st.booleans()) else 0,
+                              shape[-1] - 1))
     compare(lambda t, o: K.sparse_categorical_crossentropy(t, o, from_logits),
             lambda t, o: TK.sparse_categorical_crossentropy(t, o, from_logits), labels, output,
             rtol=1e-4 if dtype == 'float32' else None)
