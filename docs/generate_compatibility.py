@@ -3,7 +3,9 @@
 For every backend function Keras 2.3.1 imports (plus the Keras 1 names) and every layer class
 `keras.layers` exports, the page lists how many tests exercise it and how many of them
 passed, and the lines of the function's docstring that state a difference from TF. A test
-exercises a name when its id or its source (decorators included) mentions it.
+exercises a name when its id or its source (decorators included) mentions it. The page ends
+with docs/oracle_differences.md, written by hand: what the TensorFlow oracle (tests/oracle)
+found, fixed or explained, under the oracle's coverage count.
 
 Run:  python docs/generate_compatibility.py      (about two minutes)
 """
@@ -123,9 +125,22 @@ def main():
         if name in explained:
             note += '; ' + explained[name]
         lines.append('| `%s` | %s |' % (name, note))
+    lines += [''] + oracle_section()
     with open(os.path.join(ROOT, 'docs', 'COMPATIBILITY.md'), 'w') as f:
         f.write('\n'.join(lines) + '\n')
     return code
+
+
+def oracle_section():
+    """docs/oracle_differences.md (written by hand: the differences the TensorFlow oracle
+    found, fixed or explained), with the oracle's coverage of the backend functions."""
+    sys.path.insert(0, os.path.join(ROOT, 'tests', 'oracle'))
+    from oracle_coverage import report
+    coverage = report()
+    with open(os.path.join(ROOT, 'docs', 'oracle_differences.md')) as f:
+        lines = f.read().rstrip('\n').split('\n')
+    return lines[:2] + ['Oracle coverage: %d of the %d backend functions compared with TF.'
+                        % (coverage['covered'], coverage['total']), ''] + lines[2:]
 
 
 if __name__ == '__main__':

@@ -6,6 +6,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from reference import numpy_backend as npb
 from torchk import array_ops as A
+from torchk import core as K
 from torchk import math_ops as M
 
 RNG = np.random.RandomState(0)
@@ -375,3 +376,26 @@ def test_all_lists_the_public_ops(module):
 
 def test_identity_of_numpy():
     assert_array_equal(_np(A.identity(X)), X)
+
+
+@pytest.mark.parametrize('placeholder_shape, target, value_shape', [
+    ((None,), (1,), (1,)), ((None, None), (1, 3), (3, 1)), ((None, None), (6,), (2, 3))])
+def test_reshape_of_unknown_dimensions_to_a_fixed_shape_builds(placeholder_shape, target,
+                                                               value_shape):
+    # As in TF: the static shape is the target; the sizes are checked when the graph runs.
+    x = K.placeholder(shape=placeholder_shape)
+    y = A.reshape(x, target)
+    assert K.int_shape(y) == target
+    value = np.arange(np.prod(value_shape), dtype='float32').reshape(value_shape)
+    assert_array_equal(K.function([x], [y])([value])[0], value.reshape(target))
+    with pytest.raises(ValueError, match='Cannot reshape'):
+        K.function([x], [y])([np.zeros((4, 4)[:len(placeholder_shape)], 'float32')])
+
+
+def test_squeeze_of_an_unknown_dimension_builds_and_checks_when_run():
+    x = K.placeholder(shape=(None, None))
+    y = A.squeeze(x, 0)
+    assert K.int_shape(y) == (None,)
+    assert_array_equal(K.function([x], [y])([np.ones((1, 3), 'float32')])[0], np.ones(3))
+    with pytest.raises(ValueError, match='Cannot squeeze axis 0'):
+        K.function([x], [y])([np.ones((2, 3), 'float32')])

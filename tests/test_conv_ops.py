@@ -452,6 +452,21 @@ def test_separable_conv(rank, data_format, padding, strides, dilation):
     close(y, ref_conv(middle, pointwise, (1,) * rank, 'valid', data_format, (1,) * rank))
 
 
+@pytest.mark.parametrize('data_format', FORMATS)
+@pytest.mark.parametrize('strides, dilation', [(1, 1), (2, 1), (1, 2)])
+def test_separable_conv1d_causal(data_format, strides, dilation):
+    # As Keras 2.3.1's TF backend: the steps padded at the start, then a 'valid' convolution.
+    x = image(2, (9,), 3, data_format)
+    depthwise, pointwise = rand(3, 3, 2, seed=1), rand(1, 6, 4, seed=2)
+    padded = from_last(np.pad(to_last(x, data_format), [(0, 0), (2 * dilation, 0), (0, 0)]),
+                       data_format).copy()
+    y = run(C.separable_conv1d, x, depthwise, pointwise, strides, 'causal', data_format, dilation)
+    close(y, run(C.separable_conv1d, padded, depthwise, pointwise, strides, 'valid', data_format,
+                 dilation))
+    middle = ref_depthwise(padded, depthwise, (strides,), 'valid', data_format, (dilation,))
+    close(y, ref_conv(middle, pointwise, (1,), 'valid', data_format, (1,)))
+
+
 # ---------------------------------------------------------------------------------------------
 # Locally connected
 

@@ -6,6 +6,7 @@ dictionary-based prefix beam search for beam decoding.
 """
 import collections
 import itertools
+import os
 
 import numpy as np
 import pytest
@@ -156,6 +157,48 @@ def test_batch_cost_of_empty_labels_is_all_blanks():
                                                     -blank_log_probs[1, :2].sum()])
 
 
+def test_batch_cost_of_blank_valued_labels_equals_tensorflow():
+    """Keras' image_ocr batch (labels `[blank]`, label_length 1, for empty images) and other
+    labels holding the blank, against TF's loss (tests/fixtures/make_ctc_blank_labels.py)."""
+    fixture = np.load(os.path.join(os.path.dirname(__file__), 'fixtures',
+                                   'ctc_blank_labels.npz'))
+    loss = ctc_batch_cost(*[torch.tensor(fixture[name]) for name in
+                            ('y_true', 'y_pred', 'input_length', 'label_length')])
+    assert loss.dtype == torch.float32
+    np.testing.assert_allclose(loss.numpy(), fixture['loss'], rtol=2e-6)
+
+
+@pytest.mark.parametrize('steps', [2, 3, 6])
+def test_batch_cost_of_labels_starting_with_the_blank(steps):
+    # TF's kernel (no label before the blank): the last frame's blank counts as 1 + p.
+    y_pred = torch.tensor(_random_softmax(np.random.default_rng(steps), 1, steps, 3))
+    blank = _log_probs(y_pred[0, :, 2])
+    expected = -blank[:-1].sum() - np.log1p(np.exp(blank[-1]))
+    for y_true, label_length in (([[2, 0]], [[1]]), ([[2, 2]], [[2]])):
+        loss = ctc_batch_cost(y_true, y_pred, [[steps]], label_length)
+        np.testing.assert_allclose(loss.item(), expected, rtol=1e-6)
+
+
+def test_batch_cost_ends_the_labels_at_the_first_blank():
+    y_pred = torch.tensor(_random_softmax(np.random.default_rng(5), 1, 6, 4))
+    loss = ctc_batch_cost([[0, 1, 3, 3]], y_pred, [[6]], [[4]])
+    np.testing.assert_allclose(loss.item(), _forward_nll(_log_probs(y_pred[0]), [0, 1]),
+                               rtol=1e-10)
+
+
+def test_batch_cost_of_a_blank_in_one_frame_is_the_blank():
+    y_pred = torch.tensor(_random_softmax(np.random.default_rng(6), 1, 3, 4))
+    loss = ctc_batch_cost([[3]], y_pred, [[1]], [[1]])
+    np.testing.assert_allclose(loss.item(), -_log_probs(y_pred[0, 0, 3]), rtol=1e-10)
+
+
+def test_batch_cost_gradient_with_blank_valued_labels_matches_finite_differences():
+    y_pred = torch.tensor(np.random.default_rng(7).uniform(0.05, 1., size=(2, 5, 4)),
+                          requires_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda y: ctc_batch_cost([[3, 1], [0, 3]], y, [[5], [4]], [[1], [2]]), (y_pred,))
+
+
 @pytest.mark.parametrize('length_dtype', [torch.int32, torch.int64, torch.float32])
 @pytest.mark.parametrize('length_shape', [(2, 1), (2,)])
 def test_batch_cost_accepts_keras_argument_forms(length_dtype, length_shape):
@@ -192,8 +235,10 @@ def test_batch_cost_gradient_through_softmax_trains_towards_the_labels():
 
 
 @pytest.mark.parametrize('y_true,input_length,label_length,fragment', [
-    ([[0, 3]], [[4]], [[2]],
-     'labels must lie in [0, 3) (class 3 is the blank); sample 0 has label 3'),
+    ([[0, 4]], [[4]], [[2]],
+     'labels must lie in [0, 3] (class 3 is the blank); sample 0 has label 4'),
+    ([[3, 1]], [[4]], [[2]], 'only blanks may follow it within label_length; sample 0 has '
+     'label 1 after a blank'),
     ([[0, -1]], [[4]], [[2]], 'sample 0 has label -1'),
     ([[0, 1]], [[1]], [[2]], 'sample 0 has label_length 2, longer than its input_length (1)'),
     ([[0, 1]], [[5]], [[2]], 'sample 0 has input_length 5, longer than its time_steps (4)'),
@@ -223,6 +268,21 @@ def test_value_checks_skip_meta_tensors():
     from torchk.ctc import _raise_on_first
     bad = torch.ones(2, dtype=torch.bool, device='meta')
     _raise_on_first([(bad, lambda i: 'never raised')])
+
+
+@pytest.mark.parametrize('max_labels, steps', [(1, 4), (3, 1), (1, 1)])
+def test_batch_cost_builds_on_placeholders_of_one_label_or_one_step(max_labels, steps):
+    from torchk import core as K
+    y_true, y_pred = K.placeholder(shape=(None, max_labels)), K.placeholder(shape=(None, steps, 3))
+    lengths = [K.placeholder(shape=(None, 1), dtype='int32') for _ in range(2)]
+    loss = ctc_batch_cost(y_true, y_pred, *lengths)
+    assert K.int_shape(loss) == (None, 1)
+    probs = _random_softmax(np.random.default_rng(8), 2, steps, 3).astype('float32')
+    labels = np.zeros((2, max_labels), 'float32')
+    ones = np.ones((2, 1), 'int32')
+    result = K.function([y_true, y_pred] + lengths, [loss])([labels, probs, ones * steps, ones])
+    expected = [_forward_nll(_log_probs(probs[i]), [0]) for i in range(2)]
+    np.testing.assert_allclose(result[0][:, 0], expected, rtol=1e-5)
 
 
 def test_zero_filled_inputs_give_the_output_shapes():

@@ -393,3 +393,17 @@ def test_dot_gradient():
     x = torch.from_numpy(RNG.randn(2, 3)).requires_grad_()
     y = torch.from_numpy(RNG.randn(4, 3, 2)).requires_grad_()
     assert torch.autograd.gradcheck(M.dot, (x, y))
+
+
+@pytest.mark.parametrize('dtype, lowest, highest', [
+    (torch.float32, -np.inf, np.inf), (torch.float64, -np.inf, np.inf),
+    (torch.int32, np.iinfo(np.int32).min, np.iinfo(np.int32).max),
+    (torch.int64, np.iinfo(np.int64).min, np.iinfo(np.int64).max)])
+@pytest.mark.parametrize('axis, keepdims, shape', [
+    (None, False, ()), (0, False, (3,)), (0, True, (1, 3)), ((0, 1), True, (1, 1))])
+def test_max_and_min_over_no_values_give_the_identity_as_in_tf(dtype, lowest, highest,
+                                                               axis, keepdims, shape):
+    x = torch.zeros((0, 3), dtype=dtype)
+    assert_array_equal(M.max(x, axis, keepdims).numpy(), np.full(shape, lowest))
+    assert_array_equal(M.min(x, axis, keepdims).numpy(), np.full(shape, highest))
+    assert M.max(x, axis, keepdims).dtype == dtype

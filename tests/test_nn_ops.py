@@ -395,8 +395,12 @@ def test_in_top_k_follows_tf_on_ties_range_and_non_finite_values():
                                                             False]
 
 
+@pytest.mark.parametrize('k', [0, -1])
+def test_in_top_k_of_no_classes_is_false_as_in_tf(k):
+    assert K.in_top_k(torch.ones(2, 3), torch.zeros(2), k).tolist() == [False, False]
+
+
 @pytest.mark.parametrize('predictions, targets, k, error, message', [
-    (torch.ones(2, 3), torch.zeros(2), 0, ValueError, '`k` must be positive, got 0'),
     (torch.ones(2, 3), torch.zeros(2), 1.5, TypeError, '`k` must be an int, got 1.5'),
     (torch.ones(2, 3, 1), torch.zeros(2), 1, ValueError,
      r'`predictions` must have shape \(batch_size, classes\), got \(2, 3, 1\)'),
@@ -490,6 +494,9 @@ def test_normalize_batch_in_training(shape, reduction_axes, with_gamma, with_bet
         reduction_axes)
     _check(normed, expected, dtype)
     _check(batch_mean, mean.reshape(stats_shape), dtype)
+    if len(shape) == 4 and axes == (0, 1, 2):  # TF's fused kernel: the sample variance
+        count = x.size // var.size
+        var = var * count / (count - 1)
     _check(batch_var, var.reshape(stats_shape), dtype)
 
 

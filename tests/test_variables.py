@@ -102,6 +102,13 @@ def test_moving_average_update():
     np.testing.assert_allclose(K.get_value(v), [1.2, 2.4], rtol=1e-6)
 
 
+def test_moving_average_update_rounds_the_decay_to_float32_as_tf():
+    v = K.variable(np.array([1., 2.]), dtype='float64')
+    K.function([], [], updates=[K.moving_average_update(v, np.array([3., 6.]), 0.9)])([])
+    decay = np.float64(np.float32(0.1))  # Keras 2.3.1: convert_to_tensor(1.0 - momentum)
+    np.testing.assert_allclose(K.get_value(v), [1. + 2. * decay, 2. + 4. * decay], rtol=1e-15)
+
+
 def test_update_needs_a_variable():
     with pytest.raises(TypeError, match='needs a Keras variable'):
         K.update(K.placeholder(shape=(1,)), 1.)

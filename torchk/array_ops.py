@@ -109,10 +109,11 @@ def reshape(x, shape):
     try:
         return x.reshape(shape)
     except RuntimeError as e:
-        if inferring() and shape.count(-1) == 1 and 0 not in shape:
-            # Example sizes of unknown dimensions need not divide like the real ones: the
-            # `-1` dimension is then unknown, as in TF; real sizes are checked when run.
-            known = -math.prod(shape)
+        if inferring() and shape.count(-1) <= 1 and 0 not in shape:
+            # Example sizes of unknown dimensions need not fit like the real ones: the
+            # result has the target shape, its `-1` dimension unknown, as in TF; real sizes
+            # are checked when run.
+            known = abs(math.prod(shape))
             return x.new_empty([x.numel() // known if d == -1 else d for d in shape])
         raise ValueError('Cannot reshape a tensor of shape %s (%d elements) to shape %s: %s'
                          % (tuple(x.shape), x.numel(), shape, e)) from None
@@ -299,6 +300,10 @@ def squeeze(x, axis):
     axis = _axis(axis, x.ndim)
     if x.shape[axis] == 1:
         return x.squeeze(axis)
+    if inferring():
+        # The example size of an unknown dimension need not be 1, as the real one must:
+        # as in TF, the size is checked when the graph runs.
+        return x.new_empty(x.shape[:axis] + x.shape[axis + 1:])
     raise ValueError('Cannot squeeze axis %d of a tensor of shape %s: expected a dimension '
                      'of 1, got %d.' % (axis, tuple(x.shape), x.shape[axis]))
 

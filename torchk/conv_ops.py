@@ -267,8 +267,9 @@ def _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, da
 
 def _separable(name, rank, x, depthwise_kernel, pointwise_kernel, strides, padding,
                data_format, dilation_rate):
-    x_cf, strides, dilation_rate = _conv_arguments(name, rank, x, strides, padding,
-                                                   data_format, dilation_rate)
+    x_cf, strides, dilation_rate = _conv_arguments(
+        name, rank, x, strides, padding, data_format, dilation_rate,
+        paddings=_PADDINGS + ('causal',) if rank == 1 else _PADDINGS)
     y = _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, data_format)
     pointwise_kernel = _tensor(pointwise_kernel)
     _check_rank(pointwise_kernel, rank + 2, name, 'pointwise_kernel')
@@ -613,7 +614,8 @@ def separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding='
         pointwise_kernel: kernel for the 1x1 convolution,
             `(1, input_channels * depth_multiplier, filters)`.
         strides: stride integer (of the depthwise convolution).
-        padding: string, `"same"` or `"valid"`.
+        padding: string, `"same"`, `"causal"` or `"valid"`. `"causal"` pads
+            `dilation_rate * (kernel_size - 1)` zeros at the start of the steps.
         data_format: string, `"channels_last"` or `"channels_first"`.
         dilation_rate: integer dilation rate (of the depthwise convolution).
 

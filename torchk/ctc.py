@@ -4,9 +4,20 @@ The conventions are the TensorFlow backend's: `y_pred` holds softmax probabiliti
 `(samples, time, classes)`, the blank is the last class, and every function works on
 `log(y_pred + epsilon)`.
 
+Labels equal to the blank class are accepted as TensorFlow's `ctc_loss` accepts them: the
+first blank ends the sample's labels (the entries after it, within `label_length`, must be
+blanks too), and a sample whose labels start with the blank gets TensorFlow's value for it
+(see `_blank_first_correction`).
+
 Where torchk differs from TensorFlow:
 - `ctc_batch_cost` raises ValueError for a `label_length` that is negative or longer than
   `y_true`'s rows; TensorFlow silently truncates the labels to the row.
+- `ctc_batch_cost` raises ValueError for a label above the blank class; TensorFlow, outside
+  its documented domain, reads it as the blank.
+- `ctc_batch_cost` computes the all-blank loss for a `label_length` of 0, where TensorFlow
+  fails the batch ("Labels length is zero").
+- `ctc_batch_cost` of labels starting with the blank and an `input_length` of 1 is
+  `-log p(blank)`; TensorFlow's kernel writes out of its buffer there and may crash.
 - `ctc_decode(greedy=False)` returns an empty path (all `-1`) with log-probability `-inf`
   where fewer than `top_paths` prefixes exist; TensorFlow fails the whole batch.
 - The beam search keeps, at each frame, the `beam_width` best of all candidate prefixes.
@@ -18,7 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from . import config
-from .graph import op
+from .graph import inferring, op
 
 __all__ = ['ctc_batch_cost', 'ctc_decode', 'ctc_label_dense_to_sparse']
 
@@ -113,7 +124,9 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
 
     # Arguments
         y_true: labels `(samples, max_labels)`, any numeric dtype; entries past
-            `label_length` may hold anything (e.g. -1).
+            `label_length` may hold anything (e.g. -1). A label equal to the blank class
+            ends the sample's labels, as in TensorFlow (e.g. Keras' image_ocr example
+            feeds `[blank]` with `label_length` 1 for an empty image).
         y_pred: softmax output `(samples, time_steps, num_categories)`; the last category
             is the blank.
         input_length: `(samples, 1)` number of valid time steps of each sample of `y_pred`.
@@ -125,9 +138,10 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
         few time steps for the blanks they need between them (as in TensorFlow).
 
     # Raises
-        ValueError: if a shape is wrong, a label is negative or not below the blank class, a
-            length is negative, an `input_length` exceeds `time_steps`, a `label_length`
-            exceeds `max_labels` or its sample's `input_length`.
+        ValueError: if a shape is wrong, a label is negative, above the blank class or
+            not the blank after a blank, a length is negative, an `input_length` exceeds
+            `time_steps`, a `label_length` exceeds `max_labels` or its sample's
+            `input_length`.
 
     # Example
     ```python
@@ -147,28 +161,66 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
                          % (fn, labels.shape[0], samples))
     input_length = _lengths(input_length, samples, 'input_length', fn, y_pred.device)
     label_length = _lengths(label_length, samples, 'label_length', fn, y_pred.device)
+    if inferring():
+        # Example lengths need not fit the example shapes (a length of 2 for rows of one
+        # label); the shape of the result does not depend on them.
+        input_length, label_length = input_length * 0, label_length * 0
     labels = labels.to(torch.int64)
     mask = _label_mask(labels, label_length)
     blank = classes - 1
-    out_of_range = mask & ((labels < 0) | (labels >= blank))
+    out_of_range = mask & ((labels < 0) | (labels > blank))
+    is_blank = mask & (labels == blank)
+    after_blank = mask & (is_blank.cumsum(1) > 0) & ~is_blank
     _raise_on_first(
         _length_checks(input_length, 'input_length', [(steps, 'time_steps')], fn)
         + _length_checks(label_length, 'label_length',
                          [(labels.shape[1], 'row of y_true'), (input_length, 'input_length')],
                          fn)
         + [(out_of_range.any(1),
-            lambda i: '%s: labels must lie in [0, %d) (class %d is the blank); sample %d '
-            'has label %d.' % (fn, blank, blank, i, labels[i][out_of_range[i]][0]))])
+            lambda i: '%s: labels must lie in [0, %d] (class %d is the blank); sample %d '
+            'has label %d.' % (fn, blank, blank, i, labels[i][out_of_range[i]][0])),
+           (after_blank.any(1),
+            lambda i: '%s: a blank label (class %d) ends the labels, so only blanks may '
+            'follow it within label_length; sample %d has label %d after a blank.'
+            % (fn, blank, i, labels[i][after_blank[i]][0]))])
+    # The labels of a sample end at its first blank (TensorFlow's "null label").
+    target_length = torch.where(is_blank.any(1), is_blank.to(torch.int8).argmax(1),
+                                label_length)
+    targets = torch.where(_label_mask(labels, target_length), labels, 0)
     log_probs = _log_probs(y_pred).transpose(0, 1)
     # torch's ctc_loss backward assumes log-softmax inputs (its gradient adds
     # exp(log_probs)), so it is fed normalized frames; as every alignment takes one class
     # per valid frame, adding the frames' log-normalizers back gives the exact loss.
     normalizer = torch.logsumexp(log_probs, -1)
-    loss = F.ctc_loss(log_probs - normalizer[..., None], torch.where(mask, labels, 0),
-                      input_length, label_length, blank=blank, reduction='none')
+    normalized = log_probs - normalizer[..., None]
+    loss = F.ctc_loss(normalized, targets, input_length, target_length, blank=blank,
+                      reduction='none')
+    loss = loss - _blank_first_correction(normalized[..., blank], input_length,
+                                          (target_length == 0) & (label_length > 0))
     valid = torch.arange(steps, device=y_pred.device)[:, None] < input_length
     loss = loss - torch.where(valid, normalizer, 0).sum(0)
     return loss[:, None].to(y_pred.dtype)
+
+
+def _blank_first_correction(blank_log_probs, input_length, blank_first):
+    """What TensorFlow's loss subtracts from the all-blank loss for labels starting with the
+    blank: `log(1 + 1 / p)`, `p` the blank's probability in the last valid frame.
+
+    TensorFlow's kernel, given no label before the blank, runs its recursions over the one
+    state "blank" and, writing its backward start for a state before the first, sets that
+    state's backward value one frame early; its loss is then
+    `-sum(log p_t(blank), t < T - 1) - log(1 + p_{T-1}(blank))` for `T >= 2` valid frames.
+
+    # Arguments
+        blank_log_probs: `(time_steps, samples)` normalized log-probabilities of the blank.
+        input_length: `(samples,)` valid frames of each sample.
+        blank_first: `(samples,)` flags the samples whose labels start with the blank.
+
+    # Returns
+        `(samples,)` the amount, 0 where a sample is not flagged or has fewer than 2 frames.
+    """
+    last = blank_log_probs.gather(0, (input_length - 1).clamp(min=0)[None])[0]
+    return torch.where(blank_first & (input_length >= 2), F.softplus(-last), 0)
 
 
 # The decoded sequences (result[0]) are as long as the longest decoding: a value, not a shape.

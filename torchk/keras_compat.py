@@ -229,27 +229,30 @@ def _bytes_attributes_view(h5py):
 def _patch_saving(saving):
     _read_string_attributes_as_bytes(saving)
     _yaml_load_with_a_loader(saving)
-    saving.save_model = _saving_atomically(saving.save_model)
+    saving.save_model = _saving_atomically(saving.save_model, saving)
 
 
 def _save_weights_atomically(network):
-    network.Network.save_weights = _saving_atomically(network.Network.save_weights)
+    network.Network.save_weights = _saving_atomically(network.Network.save_weights,
+                                                      network)
 
 
-def _saving_atomically(save):
+def _saving_atomically(save, module):
     """`save(obj, filepath, overwrite=True, ...)` (saving.py:497 `save_model`, which
     `Network.save` and `ModelCheckpoint` call, and network.py:1154 `save_weights`) made to
     write a temporary file beside `filepath` and rename it over `filepath` once complete:
     an exception or a kill mid-write leaves the previous file as it was. Other targets
-    (h5py groups, file objects, `gs://` paths) are saved as Keras does."""
+    (h5py groups, file objects, `gs://` paths) are saved as Keras does. With
+    `overwrite=False`, the prompt is `module.ask_to_proceed_with_overwrite`, looked up at
+    each call as `save` itself does, so that a patch there (Keras' tests patch
+    `keras.engine.saving`'s) answers it."""
     @functools.wraps(save)
     def save_atomically(obj, filepath, overwrite=True, *args, **kwargs):
         if not isinstance(filepath, (str, os.PathLike)) or str(filepath).startswith('gs://'):
             return save(obj, filepath, overwrite, *args, **kwargs)
         filepath = os.fspath(filepath)
         if not overwrite and os.path.isfile(filepath):
-            from keras.utils.io_utils import ask_to_proceed_with_overwrite
-            if not ask_to_proceed_with_overwrite(filepath):
+            if not module.ask_to_proceed_with_overwrite(filepath):
                 return None
         directory, name = os.path.split(os.path.abspath(filepath))
         handle, temporary = tempfile.mkstemp(prefix='.%s.' % name, suffix='.saving',

@@ -294,11 +294,11 @@ def max(x, axis=None, keepdims=False):
         keepdims: Whether to keep the reduced axes, with length 1.
 
     # Returns
-        A tensor with the maximum values of `x`.
+        A tensor with the maximum values of `x`; over no values, the lowest value of the
+        dtype (`-inf` for floats), as in TF.
     """
     x = _tensor(x)
-    axes = _axes(axis, x.ndim)
-    return torch.amax(x, axes, keepdims) if axes else x
+    return _extremum(torch.amax, x, _axes(axis, x.ndim), keepdims, largest=True)
 
 
 @op
@@ -312,11 +312,29 @@ def min(x, axis=None, keepdims=False):
         keepdims: Whether to keep the reduced axes, with length 1.
 
     # Returns
-        A tensor with the minimum values of `x`.
+        A tensor with the minimum values of `x`; over no values, the highest value of the
+        dtype (`inf` for floats), as in TF.
     """
     x = _tensor(x)
-    axes = _axes(axis, x.ndim)
-    return torch.amin(x, axes, keepdims) if axes else x
+    return _extremum(torch.amin, x, _axes(axis, x.ndim), keepdims, largest=False)
+
+
+def _extremum(reduce, x, axes, keepdims, largest):
+    """`reduce(x, axes, keepdims)`, `torch.amax` or `torch.amin` (`largest`), which refuse
+    to reduce an empty axis: there the result is the reduction's identity, as in TF."""
+    if not axes:
+        return x
+    if 0 not in [x.shape[a] for a in axes]:
+        return reduce(x, axes, keepdims)
+    shape = [1 if a in axes else n for a, n in enumerate(x.shape)
+             if keepdims or a not in axes]
+    if x.dtype == torch.bool:
+        identity = not largest
+    elif x.dtype.is_floating_point:
+        identity = float('-inf') if largest else float('inf')
+    else:
+        identity = torch.iinfo(x.dtype).min if largest else torch.iinfo(x.dtype).max
+    return torch.full(shape, identity, dtype=x.dtype, device=x.device)
 
 
 @op

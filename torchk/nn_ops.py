@@ -381,13 +381,10 @@ def in_top_k(predictions, targets, k):
 
     # Raises
         TypeError: if `k` is not an int.
-        ValueError: if `k < 1`, or if the shapes are not `(batch_size, classes)` and
-            `(batch_size,)`.
+        ValueError: if the shapes are not `(batch_size, classes)` and `(batch_size,)`.
     """
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
         raise TypeError('`k` must be an int, got %r.' % (k,))
-    if k < 1:
-        raise ValueError('`k` must be positive, got %d.' % k)
     predictions = _tensor(predictions, 'predictions')
     targets = _tensor(targets, 'targets', like=predictions)
     if predictions.ndim != 2:
@@ -486,8 +483,11 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
         epsilon: Fuzz factor.
 
     # Returns
-        A tuple length of 3, `(normalized_tensor, mean, variance)`. `mean` and the
-        population variance have the shape of `x` without `reduction_axes`.
+        A tuple length of 3, `(normalized_tensor, mean, variance)`. `mean` and `variance`
+        have the shape of `x` without `reduction_axes`. `variance` is the population
+        variance, except for 4-D inputs reduced over axes `[0, 1, 2]`: there, as TF's fused
+        kernel does, the sample variance (`n / (n - 1)` times it); the normalization always
+        uses the population variance.
 
     # Raises
         ValueError: if `reduction_axes` is empty or names an axis `x` lacks, or if `gamma`
@@ -511,4 +511,8 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
             value = value.reshape(mean.shape)
         parameters.append(value)
     normed = _normalize(x, mean, var, parameters[0], parameters[1], epsilon)
+    if x.ndim == 4 and sorted(axes) == [0, 1, 2]:
+        # TF's fused kernel, which channels_last images take, returns the sample variance.
+        count = x.numel() // max(var.numel(), 1)
+        var = var * (count / max(count - 1, 1))
     return normed, mean.reshape(stats_shape), var.reshape(stats_shape)

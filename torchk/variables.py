@@ -1,5 +1,6 @@
 """Keras variables: `torch.nn.Parameter`s with Keras' name, constraint and lazy operators."""
 import contextlib
+import numbers
 import re
 
 import numpy as np
@@ -271,9 +272,15 @@ def update_sub(x, decrement):
 
 
 def moving_average_update(x, value, momentum):
-    """Returns the update `x <- x * momentum + value * (1 - momentum)` (a plain EMA)."""
+    """Returns the update `x <- x * momentum + value * (1 - momentum)` (a plain EMA).
+
+    A number `momentum` gives `1 - momentum` rounded to float32, as Keras 2.3.1's TF
+    backend makes it a float32 constant (a float64 `x` sees the rounding).
+    """
     _check_update_target(x, 'moving_average_update')
-    return (x, x - (x - value) * (1. - momentum))
+    decay = float(np.float32(1. - momentum)) if isinstance(momentum, numbers.Number) \
+        else 1. - momentum
+    return (x, x - (x - value) * decay)
 
 
 def _check_update_target(x, function_name):

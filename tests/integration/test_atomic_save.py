@@ -131,3 +131,26 @@ def test_keras_save_functions_are_the_atomic_ones():
     assert keras.engine.saving.save_model.__code__.co_name == 'save_atomically'
     assert keras.models.save_model is keras.engine.saving.save_model
     assert keras.engine.network.Network.save_weights.__code__.co_name == 'save_atomically'
+
+
+@pytest.mark.parametrize('save, module', [
+    (lambda m, p: keras.models.save_model(m, p, overwrite=False), keras.engine.saving),
+    (lambda m, p: m.save(p, overwrite=False), keras.engine.saving),
+    (lambda m, p: m.save_weights(p, overwrite=False), keras.engine.network),
+], ids=['save_model', 'model.save', 'save_weights'])
+@pytest.mark.parametrize('proceed', [True, False])
+def test_overwrite_false_asks_through_the_name_keras_patches(tmp_path, monkeypatch, save,
+                                                              module, proceed):
+    # Keras' own tests patch `ask_to_proceed_with_overwrite` in the saving module (and
+    # network's for save_weights); the atomic wrapper must ask through that name.
+    path = str(tmp_path / 'model.h5')
+    _model(1.).save(path)
+    asked = []
+    monkeypatch.setattr(module, 'ask_to_proceed_with_overwrite',
+                        lambda filepath: asked.append(filepath) or proceed)
+    save(_model(2.), path)
+    assert asked == [path]
+    expected = 2. if proceed else 1.
+    np.testing.assert_array_equal(_loaded_weights(path).get_weights()[0],
+                                  np.full((4, 3), expected))
+    assert os.listdir(str(tmp_path)) == ['model.h5']

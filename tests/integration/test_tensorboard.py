@@ -4,6 +4,7 @@ with TensorBoard's own event reader; `model.summary()`, `keras.utils.plot_model`
 """
 import json
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -104,6 +105,9 @@ def test_summary_prints_layers_shapes_and_parameters():
         assert expected in text, (expected, text)
 
 
+@pytest.mark.skipif(shutil.which('dot') is None,
+                    reason="keras.utils.plot_model needs Graphviz's `dot` binary, not on PATH "
+                    '(apt-get install graphviz; .ci/run installs it)')
 def test_plot_model_draws_the_layers(tmp_path):
     model = flatten_classifier()
     path = tmp_path / 'model.png'
