@@ -99,6 +99,33 @@ def test_relu_follows_tf_at_and_below_threshold(kwargs, expected):
     assert_allclose(K.relu(x, **kwargs).numpy(), expected, rtol=RTOL, atol=ATOL)
 
 
+BOUNDARY_POINTS = [-1., 0., 1., 1.5, 6., 7.]
+
+
+@pytest.mark.parametrize('kwargs, expected_gradient', [
+    # Keras' TF backend runs tf.nn.relu6 for max_value == 6: Relu6Grad passes 0 < x < 6.
+    ({'max_value': 6.}, [0., 0., 1., 1., 0., 0.]),
+    ({'max_value': np.array(6., np.float32)}, [0., 0., 1., 1., 0., 0.]),
+    ({'alpha': 0.1, 'max_value': 6.}, [0.1, 0., 1., 1., 0., 0.]),
+    # Any other max_value: relu (ReluGrad passes x > 0), then clip_by_value, whose gradient
+    # passes min <= value <= max, so x == max_value passes.
+    ({'max_value': 1.5}, [0., 0., 1., 1., 0., 0.]),
+    ({'max_value': 6.5}, [0., 0., 1., 1., 1., 0.]),
+    ({'max_value': 1.}, [0., 0., 1., 0., 0., 0.]),
+])
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_relu_with_max_value_gradient_at_the_boundaries_follows_tf(kwargs, expected_gradient,
+                                                                    dtype):
+    x = torch.tensor(BOUNDARY_POINTS, dtype=dtype, requires_grad=True)
+    result = K.relu(x, **kwargs)
+    alpha = float(kwargs.get('alpha', 0.))
+    max_value = float(kwargs['max_value'])
+    expected = [min(max(v, 0.), max_value) + alpha * min(v, 0.) for v in BOUNDARY_POINTS]
+    assert_allclose(result.detach().numpy(), expected, rtol=1e-7)
+    gradient, = torch.autograd.grad(result.sum(), x)
+    assert_allclose(gradient.numpy(), expected_gradient, rtol=1e-7)
+
+
 # Keras' selu constants (activations.py:80-81).
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 

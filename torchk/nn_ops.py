@@ -73,7 +73,9 @@ def relu(x, alpha=0., max_value=None, threshold=0.):
     then clipped to `[0, max_value]` when `max_value` is given. That is `max_value` for
     `x >= max_value`, `x` for `threshold < x < max_value` and `alpha * (x - threshold)` for
     `x <= threshold`; without `max_value`, a negative `threshold` lets `threshold < x < 0`
-    through unchanged (the numpy backend clips it to 0).
+    through unchanged (the numpy backend clips it to 0). Gradients are TF's: with
+    `max_value=6` and no threshold (TF's `relu6`) they pass where `0 < x < 6`, with another
+    `max_value` where `threshold < x <= max_value`.
 
     # Arguments
         x: A tensor or variable.
@@ -94,9 +96,14 @@ def relu(x, alpha=0., max_value=None, threshold=0.):
         max_value = _scalar(max_value, 'max_value')
     if threshold == 0. and max_value is None:
         return torch.relu(x) if alpha == 0. else F.leaky_relu(x, alpha)
-    positive = torch.relu(x) if threshold == 0. else torch.where(x > threshold, x, 0.)
-    if max_value is not None:
-        positive = torch.clamp(positive, 0., max_value)
+    if threshold == 0. and max_value == 6. and x.is_floating_point():
+        # TF's relu6, whose gradient passes where 0 < x < 6: hardtanh's fused backward.
+        positive = F.hardtanh(x, 0., 6.)
+    else:
+        # TF's relu then clip_by_value: the gradient passes where 0 < x <= max_value.
+        positive = torch.relu(x) if threshold == 0. else torch.where(x > threshold, x, 0.)
+        if max_value is not None:
+            positive = torch.clamp(positive, 0., max_value)
     if alpha == 0.:
         return positive
     return positive - alpha * torch.relu(threshold - x)
