@@ -588,7 +588,7 @@ def _formula_batch_norm(x, gamma, beta, axes, epsilon=1e-3):
 @pytest.mark.parametrize('shape, reduction_axes, channels_last_memory',
                          [case + (False,) for case in BN_REDUCTIONS]
                          + [((2, 3, 4, 5), [0, 2, 3], True),    # a channels_first Keras tensor
-                            ((2, 4, 5, 3), [0, 1, 2], True)])   # not contiguous: laid by a copy
+                            ((2, 4, 5, 3), [0, 1, 2], True)])   # neither layout: a copy
 @pytest.mark.parametrize('with_params', [True, False])
 def test_normalize_batch_in_training_gradients_match_the_formula(shape, reduction_axes,
                                                                  with_params,
@@ -599,6 +599,8 @@ def test_normalize_batch_in_training_gradients_match_the_formula(shape, reductio
     x = torch.from_numpy(_values(shape))
     if channels_last_memory:
         x = x.contiguous(memory_format=torch.channels_last)
+    elif len(shape) == 4 and axes == (0, 1, 2):
+        x = x.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1)  # NCHW memory
     stats_shape = [n for i, n in enumerate(shape) if i not in axes]
     gamma = beta = None
     if with_params:

@@ -451,15 +451,18 @@ def _channels_second(x, kept):
 
     Returns the laid-out tensor and a function that takes a result of its shape back to the
     shape of `x`. No copy is made for the layouts Keras uses: channels first (axis 1) as it
-    is; a contiguous 4-D or 5-D `x` with channels last seen as torch's channels_last NCHW (or
-    NCDHW), which the CPU kernels handle natively; other trailing channels as a 2-D view
-    `(rest, channels)`; a contiguous block of kept axes as `(before, kept, after)`.
+    is; a 4-D or 5-D `x` with channels last as a channels-first view (torch's channels_last
+    NCHW or NCDHW for a contiguous `x`), which the CPU kernels handle natively; other trailing
+    channels as a 2-D view `(rest, channels)`; a contiguous block of kept axes as
+    `(before, kept, after)`.
     """
     ndim = x.ndim
     if kept == [1]:
         return x, lambda y: y
-    if kept == [ndim - 1] and ndim in (4, 5) and x.is_contiguous():
-        return x.movedim(-1, 1), lambda y: y.movedim(1, -1)
+    if kept == [ndim - 1] and ndim in (4, 5):
+        moved = x.movedim(-1, 1)
+        if x.is_contiguous() or moved.is_contiguous():
+            return moved, lambda y: y.movedim(1, -1)
     shape = x.shape
     if kept == list(range(kept[0], kept[-1] + 1)):
         before, after = math.prod(shape[:kept[0]]), math.prod(shape[kept[-1] + 1:])
