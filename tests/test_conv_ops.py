@@ -668,6 +668,25 @@ def test_spatial_3d_padding(data_format, padding):
           npb.spatial_3d_padding(x, padding, data_format))
 
 
+@pytest.mark.parametrize('data_format', FORMATS)
+@pytest.mark.parametrize('padding', [((0, 1), (0, 1)), ((2, 1), (0, 3))])
+def test_spatial_2d_padding_gradient_and_layout(data_format, padding):
+    """The gradient is the incoming one without the border (F.pad's), and a channels_last
+    input stays channels_last in memory."""
+    x = torch.from_numpy(image(2, (3, 4), 2, data_format)).double().requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda t: C.spatial_2d_padding(t, padding, data_format), (x,))
+    assert torch.autograd.gradgradcheck(
+        lambda t: C.spatial_2d_padding(t, padding, data_format), (x,))
+    y = C.spatial_2d_padding(x, padding, data_format)
+    assert y.is_contiguous()
+    x_cf = x.detach().permute(0, 3, 1, 2) if data_format == LAST else x.detach()
+    flat = [p for pair in reversed(padding) for p in pair]
+    y_cf = C._constant_pad(x_cf, padding, -1.5)
+    assert torch.equal(y_cf, torch.nn.functional.pad(x_cf, flat, value=-1.5))
+    assert y_cf.is_contiguous(memory_format=torch.channels_last) == (data_format == LAST)
+
+
 def test_keras1_padding_forms():
     x3 = rand(2, 4, 3)
     close(run(C.temporal_padding, x3, 2), npb.temporal_padding(x3, (2, 2)))

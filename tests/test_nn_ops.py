@@ -99,6 +99,33 @@ def test_relu_follows_tf_at_and_below_threshold(kwargs, expected):
     assert_allclose(K.relu(x, **kwargs).numpy(), expected, rtol=RTOL, atol=ATOL)
 
 
+BOUNDARY_POINTS = [-1., 0., 1., 1.5, 6., 7.]
+
+
+@pytest.mark.parametrize('kwargs, expected_gradient', [
+    # Keras' TF backend runs tf.nn.relu6 for max_value == 6: Relu6Grad passes 0 < x < 6.
+    ({'max_value': 6.}, [0., 0., 1., 1., 0., 0.]),
+    ({'max_value': np.array(6., np.float32)}, [0., 0., 1., 1., 0., 0.]),
+    ({'alpha': 0.1, 'max_value': 6.}, [0.1, 0., 1., 1., 0., 0.]),
+    # Any other max_value: relu (ReluGrad passes x > 0), then clip_by_value, whose gradient
+    # passes min <= value <= max, so x == max_value passes.
+    ({'max_value': 1.5}, [0., 0., 1., 1., 0., 0.]),
+    ({'max_value': 6.5}, [0., 0., 1., 1., 1., 0.]),
+    ({'max_value': 1.}, [0., 0., 1., 0., 0., 0.]),
+])
+@pytest.mark.parametrize('dtype', [torch.float32, torch.float64])
+def test_relu_with_max_value_gradient_at_the_boundaries_follows_tf(kwargs, expected_gradient,
+                                                                    dtype):
+    x = torch.tensor(BOUNDARY_POINTS, dtype=dtype, requires_grad=True)
+    result = K.relu(x, **kwargs)
+    alpha = float(kwargs.get('alpha', 0.))
+    max_value = float(kwargs['max_value'])
+    expected = [min(max(v, 0.), max_value) + alpha * min(v, 0.) for v in BOUNDARY_POINTS]
+    assert_allclose(result.detach().numpy(), expected, rtol=1e-7)
+    gradient, = torch.autograd.grad(result.sum(), x)
+    assert_allclose(gradient.numpy(), expected_gradient, rtol=1e-7)
+
+
 # Keras' selu constants (activations.py:80-81).
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 
@@ -423,7 +450,11 @@ def _bn_stats(x, reduction_axes):
 
 @pytest.mark.parametrize('shape, axis, broadcast_params', [
     ((4, 3), -1, False),
+    ((5, 4, 3), -1, False),
     ((2, 3, 4, 5), -1, False),
+    ((2, 3, 4, 5, 2), -1, False),
+    ((2, 3, 4, 5, 2), 1, True),
+    ((2, 3, 4, 5), 2, False),
     ((2, 3, 4, 5), 1, False),   # 1-D parameters are laid along `axis`
     ((2, 3, 4, 5), 1, True),    # as Keras passes them: reshaped to (1, 3, 1, 1)
     ((2, 3, 4), 1, True),
@@ -455,6 +486,34 @@ def test_batch_normalization_matches_reference(shape, axis, broadcast_params, wi
     _check(result, expected, dtype)
 
 
+@pytest.mark.parametrize('shape, axis', [((4, 3), -1), ((5, 4, 3), -1), ((2, 4, 5, 3), -1),
+                                         ((2, 3, 4, 5), 1), ((2, 3, 4, 5, 2), 1)])
+@pytest.mark.parametrize('statistics_need_gradients', [False, True])
+def test_batch_normalization_gradients_match_the_formula(shape, axis, statistics_need_gradients):
+    """The fused kernel (statistics without gradients) and the element-wise path (with them)
+    against autograd through the formula, in float64."""
+    channels = shape[axis]
+    x = torch.from_numpy(_values(shape))
+    mean, var, beta, gamma = (torch.from_numpy(_values((channels,), 0.1, 2., seed=s))
+                              for s in range(4))
+    upstream = torch.from_numpy(np.random.RandomState(7).normal(size=shape))
+    broadcast_shape = [1] * len(shape)
+    broadcast_shape[axis] = channels
+    gradients = []
+    for fused in (True, False):
+        inputs = [v.clone().requires_grad_(statistics_need_gradients or i in (0, 3, 4))
+                  for i, v in enumerate((x, mean, var, beta, gamma))]
+        if fused:
+            output = K.batch_normalization(*inputs, axis=axis)
+        else:
+            b_mean, b_var, b_beta, b_gamma = (v.reshape(broadcast_shape) for v in inputs[1:])
+            output = (inputs[0] - b_mean) / torch.sqrt(b_var + 1e-3) * b_gamma + b_beta
+        wrt = [v for v in inputs if v.requires_grad]
+        gradients.append(torch.autograd.grad(output, wrt, upstream))
+    for ours, reference in zip(*gradients):
+        assert_allclose(ours.numpy(), reference.numpy(), rtol=1e-9, atol=1e-11)
+
+
 @pytest.mark.parametrize('args, message', [
     ((torch.ones(2, 3), torch.ones(4), torch.ones(3), None, None),
      '`mean` has 4 entries but axis 1 of `x` \\(shape \\(2, 3\\)\\) has 3'),
@@ -466,12 +525,23 @@ def test_batch_normalization_rejects_misfit_statistics(args, message):
         K.batch_normalization(*args, axis=1)
 
 
-@pytest.mark.parametrize('shape, reduction_axes', [
+BN_REDUCTIONS = [
     ((6, 3), [0]),
-    ((2, 4, 5, 3), [0, 1, 2]),   # channels_last
-    ((2, 3, 4, 5), [0, 2, 3]),   # channels_first
+    ((5, 4, 3), [0, 1]),                # channels_last 3-D: a (rest, channels) view
+    ((5, 3, 4), [0, 2]),                # channels_first 3-D
+    ((2, 4, 5, 3), [0, 1, 2]),          # channels_last: torch's channels_last NCHW
+    ((2, 3, 4, 5), [0, 2, 3]),          # channels_first
+    ((2, 3, 4, 5, 3), [0, 1, 2, 3]),    # channels_last 5-D: channels_last_3d NCDHW
+    ((2, 3, 4, 5, 2), [0, 2, 3, 4]),    # channels_first 5-D
     ((2, 3, 4), (0, -1)),
-])
+    ((3, 2, 4), [1, 2]),                # statistics per leading position
+    ((2, 3, 4, 5), [0, 1]),             # two kept trailing axes
+    ((2, 3, 4, 5), [1, 3]),             # kept axes 0 and 2: not one block
+    ((2, 3, 4, 5), [0, 1, 2, 3]),       # no kept axis: one mean and variance
+]
+
+
+@pytest.mark.parametrize('shape, reduction_axes', BN_REDUCTIONS)
 @pytest.mark.parametrize('with_gamma, with_beta', [(True, True), (False, True), (True, False),
                                                    (False, False)])
 @pytest.mark.parametrize('dtype', DTYPES)
@@ -506,6 +576,58 @@ def test_normalize_batch_in_training_gradient():
     beta = torch.from_numpy(_values((3,), seed=2)).requires_grad_()
     assert torch.autograd.gradcheck(
         lambda *a: K.normalize_batch_in_training(*a, reduction_axes=[0]), (x, gamma, beta))
+    assert torch.autograd.gradgradcheck(
+        lambda *a: K.normalize_batch_in_training(*a, reduction_axes=[0]), (x, gamma, beta))
+
+
+def _formula_batch_norm(x, gamma, beta, axes, epsilon=1e-3):
+    """normalize_batch_in_training as element-wise torch ops, for autograd's gradients."""
+    var, mean = torch.var_mean(x, dim=axes, correction=0, keepdim=True)
+    normed = (x - mean) / torch.sqrt(var + epsilon)
+    if gamma is not None:
+        normed = normed * gamma.reshape(mean.shape)
+    if beta is not None:
+        normed = normed + beta.reshape(mean.shape)
+    stats_shape = [n for i, n in enumerate(x.shape) if i not in axes]
+    if x.ndim == 4 and tuple(axes) == (0, 1, 2):  # TF's fused kernel: the sample variance
+        count = x.numel() // var.numel()
+        var = var * count / (count - 1)
+    return normed, mean.reshape(stats_shape), var.reshape(stats_shape)
+
+
+@pytest.mark.parametrize('shape, reduction_axes, channels_last_memory',
+                         [case + (False,) for case in BN_REDUCTIONS]
+                         + [((2, 3, 4, 5), [0, 2, 3], True),    # a channels_first Keras tensor
+                            ((2, 4, 5, 3), [0, 1, 2], True)])   # neither layout: a copy
+@pytest.mark.parametrize('with_params', [True, False])
+def test_normalize_batch_in_training_gradients_match_the_formula(shape, reduction_axes,
+                                                                 with_params,
+                                                                 channels_last_memory):
+    """The native kernel's backward (and the statistics' own) against autograd through the
+    element-wise formula, in float64, for upstream gradients on all three outputs."""
+    axes = tuple(a % len(shape) for a in reduction_axes)
+    x = torch.from_numpy(_values(shape))
+    if channels_last_memory:
+        x = x.contiguous(memory_format=torch.channels_last)
+    elif len(shape) == 4 and axes == (0, 1, 2):
+        x = x.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1)  # NCHW memory
+    stats_shape = [n for i, n in enumerate(shape) if i not in axes]
+    gamma = beta = None
+    if with_params:
+        gamma = torch.from_numpy(_values(stats_shape, 0.5, 2., seed=1))
+        beta = torch.from_numpy(_values(stats_shape, seed=2))
+    rng = np.random.RandomState(7)
+    upstream = [torch.from_numpy(rng.normal(size=s)) for s in (shape, stats_shape, stats_shape)]
+    gradients = []
+    for function in (lambda *a: K.normalize_batch_in_training(*a, reduction_axes),
+                     lambda *a: _formula_batch_norm(*a, axes)):
+        inputs = [v.clone().requires_grad_() if v is not None else None
+                  for v in (x, gamma, beta)]
+        outputs = function(*inputs)
+        differentiable = [v for v in inputs if v is not None]
+        gradients.append(torch.autograd.grad(outputs, differentiable, upstream))
+    for ours, reference in zip(*gradients):
+        assert_allclose(ours.numpy(), reference.numpy(), rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.parametrize('gamma, reduction_axes, error, message', [

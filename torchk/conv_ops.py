@@ -10,7 +10,8 @@ Each op follows the TensorFlow backend's conventions on top of `torch.nn.functio
   transposed convolution `(*spatial, out, in)`.
 - `'same'` padding is TensorFlow's: `ceil(size / stride)` outputs, with the odd padded cell at
   the end, for any stride and dilation. Symmetric pads go to the torch op; asymmetric ones are
-  applied with `F.pad` first. Average pooling with `'same'` excludes padded cells from the mean.
+  applied first, writing only the border cells and the input (`_ConstantPad`). Average pooling
+  with `'same'` excludes padded cells from the mean.
 
 The Keras 1 names and keywords from the Keras 1 documentation are accepted too:
 `deconv2d`, `asymmetric_temporal_padding`, `asymmetric_spatial_2d_padding`, and the
@@ -185,12 +186,56 @@ def _spatial_pads(sizes, kernel_sizes, strides, dilations, padding):
             for n, k, s, d in zip(sizes, kernel_sizes, strides, dilations)]
 
 
+class _ConstantPad(torch.autograd.Function):
+    """Pads the trailing axes of `x` by `(before, after)` pairs of cells holding `value`.
+
+    Unlike `F.pad`, which fills the whole result and then copies `x` in, it writes the border
+    cells and `x` once each; the result keeps `x`'s memory format (channels_last stays so).
+    The gradient is a view of the incoming one.
+    """
+
+    @staticmethod
+    def forward(ctx, x, pairs, value):
+        lead = x.ndim - len(pairs)
+        shape = list(x.shape[:lead]) + [size + before + after for size, (before, after)
+                                         in zip(x.shape[lead:], pairs)]
+        memory_format = torch.contiguous_format
+        channels_last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.ndim)
+        if (channels_last is not None and not x.is_contiguous()
+                and x.is_contiguous(memory_format=channels_last)):
+            memory_format = channels_last
+        padded = torch.empty(shape, dtype=x.dtype, device=x.device,
+                             memory_format=memory_format)
+        interior = padded
+        for axis, (before, after) in enumerate(pairs, lead):
+            if before:
+                padded.narrow(axis, 0, before).fill_(value)
+            if after:
+                padded.narrow(axis, shape[axis] - after, after).fill_(value)
+            interior = interior.narrow(axis, before, x.shape[axis])
+        interior.copy_(x)
+        ctx.pairs, ctx.sizes = pairs, x.shape[lead:]
+        return padded
+
+    @staticmethod
+    def backward(ctx, grad):
+        lead = grad.ndim - len(ctx.pairs)
+        for axis, ((before, _), size) in enumerate(zip(ctx.pairs, ctx.sizes), lead):
+            grad = grad.narrow(axis, before, size)
+        return grad, None, None
+
+
+def _constant_pad(x, pairs, value=0.):
+    """`x` with its last `len(pairs)` axes padded by `(before, after)` pairs of `value`."""
+    return _ConstantPad.apply(x, tuple(tuple(pair) for pair in pairs), value)
+
+
 def _apply_padding(x, pads, value=0.):
     """Returns `(x, torch_padding)`: symmetric pads are left to the torch op as
-    `torch_padding`; asymmetric ones are applied to the channels-first `x` with `F.pad`."""
+    `torch_padding`; asymmetric ones are applied to the channels-first `x` first."""
     if all(before == after for before, after in pads):
         return x, tuple(before for before, _ in pads)
-    return F.pad(x, _flat_pads(pads), value=value), (0,) * len(pads)
+    return _constant_pad(x, pads, value), (0,) * len(pads)
 
 
 def _flat_pads(pads):
@@ -404,10 +449,9 @@ def _pad(name, x, pairs, data_format):
     """Zero-pads the spatial axes of `x` (in `data_format`) by `(before, after)` pairs."""
     x = _tensor(x)
     _check_rank(x, len(pairs) + 2, name)
-    flat = _flat_pads(pairs)
     if data_format == 'channels_last':
-        flat = [0, 0] + flat
-    return F.pad(x, flat)
+        pairs = list(pairs) + [(0, 0)]
+    return _constant_pad(x, pairs)
 
 
 def _spatial_axes(rank, data_format):

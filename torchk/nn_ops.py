@@ -73,7 +73,9 @@ def relu(x, alpha=0., max_value=None, threshold=0.):
     then clipped to `[0, max_value]` when `max_value` is given. That is `max_value` for
     `x >= max_value`, `x` for `threshold < x < max_value` and `alpha * (x - threshold)` for
     `x <= threshold`; without `max_value`, a negative `threshold` lets `threshold < x < 0`
-    through unchanged (the numpy backend clips it to 0).
+    through unchanged (the numpy backend clips it to 0). Gradients are TF's: with
+    `max_value=6` and no threshold (TF's `relu6`) they pass where `0 < x < 6`, with another
+    `max_value` where `threshold < x <= max_value`.
 
     # Arguments
         x: A tensor or variable.
@@ -94,9 +96,14 @@ def relu(x, alpha=0., max_value=None, threshold=0.):
         max_value = _scalar(max_value, 'max_value')
     if threshold == 0. and max_value is None:
         return torch.relu(x) if alpha == 0. else F.leaky_relu(x, alpha)
-    positive = torch.relu(x) if threshold == 0. else torch.where(x > threshold, x, 0.)
-    if max_value is not None:
-        positive = torch.clamp(positive, 0., max_value)
+    if threshold == 0. and max_value == 6. and x.is_floating_point():
+        # TF's relu6, whose gradient passes where 0 < x < 6: hardtanh's fused backward.
+        positive = F.hardtanh(x, 0., 6.)
+    else:
+        # TF's relu then clip_by_value: the gradient passes where 0 < x <= max_value.
+        positive = torch.relu(x) if threshold == 0. else torch.where(x > threshold, x, 0.)
+        if max_value is not None:
+            positive = torch.clamp(positive, 0., max_value)
     if alpha == 0.:
         return positive
     return positive - alpha * torch.relu(threshold - x)
@@ -435,12 +442,58 @@ def _normalize(x, mean, var, beta, gamma, epsilon):
     return normed if beta is None else normed + beta
 
 
+def _channels_second(x, kept):
+    """Lays `x` out as torch's batch-norm kernels take it: `(batch, channels, ...)`, statistics
+    per channel over the other axes, with `kept` (the axes not reduced) as the channels.
+
+    Returns the laid-out tensor and a function that takes a result of its shape back to the
+    shape of `x`. No copy is made for the layouts Keras uses: channels first (axis 1) as it
+    is; a 4-D or 5-D `x` with channels last as a channels-first view (torch's channels_last
+    NCHW or NCDHW for a contiguous `x`), which the CPU kernels handle natively; other trailing
+    channels as a 2-D view `(rest, channels)`; a contiguous block of kept axes as
+    `(before, kept, after)`.
+    """
+    ndim = x.ndim
+    if kept == [1]:
+        return x, lambda y: y
+    if kept == [ndim - 1] and ndim in (4, 5):
+        moved = x.movedim(-1, 1)
+        if x.is_contiguous() or moved.is_contiguous():
+            return moved, lambda y: y.movedim(1, -1)
+    shape = x.shape
+    if kept == list(range(kept[0], kept[-1] + 1)):
+        before, after = math.prod(shape[:kept[0]]), math.prod(shape[kept[-1] + 1:])
+        channels = math.prod(shape[kept[0]:kept[-1] + 1])
+        laid = x.reshape((before, channels) if after == 1 else (before, channels, after))
+        return laid, lambda y: y.reshape(shape)
+    order = [i for i in range(ndim) if i not in kept] + kept
+    moved = x.permute(order)
+    laid = moved.reshape(-1, math.prod(shape[i] for i in kept))
+    inverse = [order.index(i) for i in range(ndim)]
+    return laid, lambda y: y.reshape(moved.shape).permute(inverse)
+
+
+def _channel_vector(value, x, axis):
+    """`value` as a 1-D tensor of the channels on `axis`, if it holds exactly one value per
+    channel laid along `axis` (1-D, or shaped `(1, .., channels, .., 1)`) with `x`'s dtype;
+    else None."""
+    channels = x.shape[axis]
+    if (value.dtype != x.dtype or value.numel() != channels
+            or (value.ndim != 1 and (value.ndim != x.ndim or value.shape[axis] != channels))):
+        return None
+    return value.reshape(channels)
+
+
 @op
 def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
     """Applies batch normalization on x given mean, var, beta and gamma.
 
     I.e. returns:
     `output = (x - mean) / sqrt(var + epsilon) * gamma + beta`
+
+    Per-channel statistics and parameters run as one fused kernel (torch's batch norm over
+    fixed statistics), unless gradients must flow to `mean` or `var`; others broadcast
+    element-wise.
 
     # Arguments
         x: Input tensor or variable.
@@ -466,12 +519,43 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
     var = _parameter(var, 'var', x, axis)
     beta = None if beta is None else _parameter(beta, 'beta', x, axis)
     gamma = None if gamma is None else _parameter(gamma, 'gamma', x, axis)
+    if x.ndim > 1 and not (torch.is_grad_enabled() and (mean.requires_grad or var.requires_grad)):
+        vectors = [None if v is None else _channel_vector(v, x, axis)
+                   for v in (mean, var, beta, gamma)]
+        if all(v is not None for v, given in zip(vectors, (mean, var, beta, gamma))
+               if given is not None):
+            laid, restore = _channels_second(x, [axis])
+            mean, var, beta, gamma = vectors
+            return restore(torch.batch_norm(laid, gamma, beta, mean, var, False, 0., epsilon,
+                                            False))
     return _normalize(x, mean, var, beta, gamma, epsilon)
+
+
+class _BatchMoments(torch.autograd.Function):
+    """The per-channel mean and biased variance of `x` (batch, channels, ...), given as the
+    batch-norm kernel computed them; the backward is their formulas'."""
+
+    @staticmethod
+    def forward(ctx, x, mean, var):
+        ctx.save_for_backward(x)
+        return mean.clone(), var.clone()
+
+    @staticmethod
+    def backward(ctx, grad_mean, grad_var):
+        x, = ctx.saved_tensors
+        count = x.numel() // x.shape[1]
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        centered = x - torch.mean(x, [0] + list(range(2, x.ndim)), keepdim=True)
+        return ((grad_mean.reshape(shape) + 2. * centered * grad_var.reshape(shape)) / count,
+                None, None)
 
 
 @op
 def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
     """Computes mean and std for batch then apply batch_normalization on batch.
+
+    One pass of torch's native batch-norm kernel computes the statistics and the normalized
+    tensor; its backward is torch's too.
 
     # Arguments
         x: Input tensor or variable.
@@ -497,22 +581,35 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
     axes = _axes(reduction_axes, x.ndim, 'reduction_axes')
     if not axes:
         raise ValueError('`reduction_axes` must name at least one axis of `x`.')
-    var, mean = torch.var_mean(x, dim=axes, correction=0, keepdim=True)
-    stats_shape = tuple(size for i, size in enumerate(x.shape) if i not in axes)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    stats_shape = tuple(x.shape[i] for i in kept)
+    channels = math.prod(stats_shape)
     parameters = []
-    for value, name in ((beta, 'beta'), (gamma, 'gamma')):
+    for value, name in ((gamma, 'gamma'), (beta, 'beta')):
         if value is not None:
             value = _tensor(value, name, like=x)
-            if value.numel() != mean.numel():
+            if value.numel() != channels:
                 raise ValueError('`%s` of shape %s must hold %d values, one per position of '
                                  'the axes of `x` (shape %s) outside reduction_axes %s.'
-                                 % (name, tuple(value.shape), mean.numel(), tuple(x.shape),
+                                 % (name, tuple(value.shape), channels, tuple(x.shape),
                                     axes))
-            value = value.reshape(mean.shape)
+            value = value.reshape(channels).to(x.dtype)
         parameters.append(value)
-    normed = _normalize(x, mean, var, parameters[0], parameters[1], epsilon)
+    if not kept:
+        laid, restore = x.reshape(1, 1, -1), lambda y: y.reshape(x.shape)
+    else:
+        laid, restore = _channels_second(x, kept)
+    # The kernel writes the batch mean and the unbiased variance into running statistics
+    # given a momentum of 1; the zeros keep `0 * running` from reading garbage.
+    # The backward reads them, so the biased variance is a new tensor.
+    mean = torch.zeros(channels, dtype=x.dtype, device=x.device)
+    unbiased = torch.zeros(channels, dtype=x.dtype, device=x.device)
+    normed = torch.batch_norm(laid, parameters[0], parameters[1], mean, unbiased, True, 1.,
+                              epsilon, False)
+    count = laid.numel() // max(channels, 1)
+    var = unbiased * ((count - 1) / count) if count > 1 else torch.zeros_like(unbiased)
+    mean, var = _BatchMoments.apply(laid, mean, var)
     if x.ndim == 4 and sorted(axes) == [0, 1, 2]:
         # TF's fused kernel, which channels_last images take, returns the sample variance.
-        count = x.numel() // max(var.numel(), 1)
         var = var * (count / max(count - 1, 1))
-    return normed, mean.reshape(stats_shape), var.reshape(stats_shape)
+    return restore(normed), mean.reshape(stats_shape), var.reshape(stats_shape)

@@ -119,6 +119,59 @@ def test_batchnorm_moving_statistics_follow_keras_ema():
     np.testing.assert_allclose(moving_var, data.var(0), rtol=0.2)
 
 
+@pytest.mark.parametrize('shape, axis', [((32, 6), -1), ((8, 5, 4, 3), -1),
+                                         ((8, 3, 5, 4), 1), ((4, 3, 4, 2, 3), -1)])
+def test_batchnorm_training_steps_follow_the_formula(shape, axis):
+    """A BatchNormalization layer trained a few SGD steps on mse: its weights and moving
+    statistics against the explicit formula (batch statistics, biased variance to normalize,
+    Keras' unbiased correction for the moving variance, applied by 2.3.1's TF backend to the
+    sample variance for channels_last images) with autograd's gradients, float64."""
+    import torch
+    momentum, lr, steps = 0.9, 0.1, 3
+    model = Sequential([BatchNormalization(axis=axis, momentum=momentum,
+                                           input_shape=shape[1:])])
+    model.compile(keras.optimizers.SGD(lr), 'mse')
+    rng = np.random.RandomState(0)
+    batches = [((rng.normal(size=shape) * 2. + 1.).astype('float32'),
+                rng.normal(size=shape).astype('float32')) for _ in range(steps)]
+    axis = axis % len(shape)
+    reduced = tuple(i for i in range(len(shape)) if i != axis)
+    broadcast = [1] * len(shape)
+    broadcast[axis] = shape[axis]
+    gamma = torch.ones(shape[axis], dtype=torch.float64, requires_grad=True)
+    beta = torch.zeros(shape[axis], dtype=torch.float64, requires_grad=True)
+    moving_mean, moving_var = np.zeros(shape[axis]), np.ones(shape[axis])
+    count = np.prod([shape[i] for i in reduced])
+    for x, y in batches:
+        model.train_on_batch(x, y)
+        inputs = torch.from_numpy(x.astype('float64'))
+        mean = inputs.mean(reduced, keepdim=True)
+        var = ((inputs - mean) ** 2).mean(reduced, keepdim=True)
+        normed = ((inputs - mean) / torch.sqrt(var + BN_EPSILON) * gamma.reshape(broadcast)
+                  + beta.reshape(broadcast))
+        loss = ((normed - torch.from_numpy(y.astype('float64'))) ** 2).mean()
+        grad_gamma, grad_beta = torch.autograd.grad(loss, [gamma, beta])
+        with torch.no_grad():
+            gamma -= lr * grad_gamma
+            beta -= lr * grad_beta
+        batch_var = var.flatten().numpy()
+        if len(shape) == 4 and axis == 3:  # TF's fused kernel returns the sample variance
+            batch_var = batch_var * count / (count - 1)
+        unbiased = batch_var * count / (count - (1. + BN_EPSILON))
+        moving_mean = moving_mean - (moving_mean - mean.flatten().numpy()) * (1. - momentum)
+        moving_var = moving_var - (moving_var - unbiased) * (1. - momentum)
+    weights = model.layers[0].get_weights()
+    for ours, reference in zip(weights, [gamma.detach().numpy(), beta.detach().numpy(),
+                                         moving_mean, moving_var]):
+        np.testing.assert_allclose(ours, reference, rtol=1e-5, atol=1e-6)
+    # Inference normalizes with the moving statistics.
+    x = batches[0][0]
+    expected = ((x - moving_mean.reshape(broadcast)) / np.sqrt(moving_var.reshape(broadcast)
+                                                               + BN_EPSILON)
+                * weights[0].reshape(broadcast) + weights[1].reshape(broadcast))
+    np.testing.assert_allclose(model.predict(x), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_function_with_the_batchnorm_updates_reads_the_state_before_them():
     # A user's K.function that runs the model's updates and also fetches the moving mean
     # (directly, through K.identity, or through arithmetic): the outputs are computed from the
