@@ -251,6 +251,9 @@ def _translate_layer(layer, custom_objects):
     for key in list(config):
         if key.endswith(_OBJECT_KEY_SUFFIXES) or key in _ACTIVATION_KEYS:
             config[key] = _translate_object(config[key], name)
+    if layer['class_name'] == 'Lambda' and callable(custom_objects.get(name)):
+        config['function_type'] = 'function'
+        config['function'] = name
     for classes, key, _, action in LAYER_KEY_RULES:
         if key in config and (classes == ALL_LAYERS or layer['class_name'] in classes):
             value = action(config[key], layer, key)
@@ -258,9 +261,6 @@ def _translate_layer(layer, custom_objects):
                 del config[key]
             else:
                 config[key] = value
-    if layer['class_name'] == 'Lambda' and callable(custom_objects.get(name)):
-        config['function_type'] = 'function'
-        config['function'] = name
     return layer
 
 
@@ -436,6 +436,13 @@ def _drop(value, name, key):
     return DROP
 
 
+def _epsilon_inside_the_root(value, name, key):
+    warnings.warn('tf.keras\' %s divides by sqrt(accumulator + epsilon), Keras 2.3.1\'s by '
+                  'sqrt(accumulator) + epsilon: training steps differ where accumulators are '
+                  'near epsilon=%r (the loaded model predicts the same).' % (name, value))
+    return value
+
+
 # (optimizer class names, key, tf.keras version that introduced the key, action)
 OPTIMIZER_KEY_RULES = [
     (ALL_LAYERS, 'name', '2.0', _drop),
@@ -452,6 +459,7 @@ OPTIMIZER_KEY_RULES = [
     (('RMSprop',), 'momentum', '2.0', _optimizer_drop_if(0, 0.0)),
     (('RMSprop',), 'centered', '2.0', _optimizer_drop_if(False)),
     (('Adagrad',), 'initial_accumulator_value', '2.0', _warn_initial_accumulator),
+    (('RMSprop', 'Adagrad'), 'epsilon', '2.0', _epsilon_inside_the_root),
 ]
 
 _KERAS_OPTIMIZERS = ('SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'Adamax', 'Nadam')
@@ -609,7 +617,8 @@ def optimizer_state(optimizer, names, values, trainable_weights):
     weight's name where every name matches, else by order.
 
     # Returns
-        The list for `optimizer.set_weights`, or a string saying why the state does not map.
+        The list for `optimizer.set_weights`; None when the optimizer never ran (there is
+        no state); or a string saying why the state does not map.
     """
     class_name = type(optimizer).__name__
     if class_name not in OPTIMIZER_SLOTS:
@@ -632,6 +641,8 @@ def optimizer_state(optimizer, names, values, trainable_weights):
             return 'the file has the optimizer slot %r, unknown to Keras 2.3.1\'s %s' % (
                 name, class_name)
         slots.setdefault(slot, []).append((weight, value))
+    if not slots and (iterations is None or not np.any(iterations)):
+        return None  # compiled, never trained: a fresh optimizer is the saved one
     if iterations is None:
         return 'the file has no iteration count'
     state = [np.asarray(iterations).astype('int64')]
@@ -718,6 +729,8 @@ def _restore_optimizer_state(model, group):
     values = [np.asarray(group[n]) for n in names]
     model._make_train_function()
     state = optimizer_state(model.optimizer, names, values, model._collected_trainable_weights)
+    if state is None:
+        return
     if isinstance(state, str):
         warnings.warn('The saved optimizer state was not restored (%s): the model starts '
                       'training with a fresh optimizer.' % state)
