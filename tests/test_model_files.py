@@ -189,3 +189,15 @@ def test_unknown_slot_is_reported_not_guessed():
                                         [np.array(3), np.zeros(1)],
                                         model._collected_trainable_weights)
     assert isinstance(state, str) and 'zeta' in state
+
+
+def test_torchk_layer_taking_the_key_gets_it_as_saved(monkeypatch):
+    """A rule translates for Keras 2.3.1's class; a torchk.layers class registered under the
+    same name that takes the key receives it unchanged."""
+    class GlobalAveragePooling2D(keras.layers.GlobalAveragePooling2D):
+        def __init__(self, keepdims=False, **kwargs):
+            super(GlobalAveragePooling2D, self).__init__(**kwargs)
+    GlobalAveragePooling2D.__module__ = 'torchk.layers.pooling'
+    monkeypatch.setattr(keras.layers, 'GlobalAveragePooling2D', GlobalAveragePooling2D)
+    saved = _layer('GlobalAveragePooling2D', keepdims=True)
+    assert model_files.translate_model_config(saved) == saved

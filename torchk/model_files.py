@@ -25,6 +25,7 @@ import base64
 import codecs
 import copy
 import functools
+import inspect
 import json
 import marshal
 import re
@@ -255,13 +256,24 @@ def _translate_layer(layer, custom_objects):
         config['function_type'] = 'function'
         config['function'] = name
     for classes, key, _, action in LAYER_KEY_RULES:
-        if key in config and (classes == ALL_LAYERS or layer['class_name'] in classes):
+        if key in config and (classes == ALL_LAYERS or (
+                layer['class_name'] in classes and not _torchk_layer_takes(layer, key))):
             value = action(config[key], layer, key)
             if value is DROP:
                 del config[key]
             else:
                 config[key] = value
     return layer
+
+
+def _torchk_layer_takes(layer, key):
+    """Whether the class deserializing `layer` is a `torchk.layers` layer (replacing or
+    extending Keras 2.3.1's) that takes `key` itself: the rules translate for Keras 2.3.1's
+    own classes."""
+    import keras.layers
+    cls = getattr(keras.layers, layer['class_name'], None)
+    return (cls is not None and cls.__module__.startswith('torchk.')
+            and key in inspect.signature(cls.__init__).parameters)
 
 
 def _translate_model(model, custom_objects):
