@@ -531,30 +531,32 @@ def _translate_loss(loss):
     return {'class_name': loss['class_name'], 'config': config}
 
 
-def _translate_metric(metric):
+def _translate_metric(metric, output_name=None):
     """A metric as Keras 2.3.1's `compile` takes it: a function's name (tf.keras saves them
-    as `MeanMetricWrapper` objects; 'accuracy' stays 'accuracy', which Keras resolves from
-    the loss as tf.keras does) or a Keras metric object."""
+    as `MeanMetricWrapper` objects named `<output>_<name>`; 'accuracy' stays 'accuracy', which
+    Keras resolves from the loss as tf.keras does) or a Keras metric object."""
     if isinstance(metric, list):
-        return [_translate_metric(item) for item in metric]
+        return [_translate_metric(item, output_name) for item in metric]
     if not isinstance(metric, dict):
         return metric
     if 'class_name' not in metric:
-        return {output: _translate_metric(item) for output, item in metric.items()}
+        return {output: _translate_metric(item, output) for output, item in metric.items()}
     config = metric.get('config', {})
     if metric['class_name'] == 'MeanMetricWrapper':
-        if config.get('name') in ('accuracy', 'acc'):
-            return config['name']
-        return config.get('fn', config.get('name'))
+        name = config.get('name', '')
+        if output_name and name.startswith(output_name + '_'):
+            name = name[len(output_name) + 1:]
+        if name in ('accuracy', 'acc'):
+            return name
+        return config.get('fn', name)
     from keras import metrics
-    return metrics.deserialize({'class_name': metric['class_name'],
-                                'config': {k: v for k, v in config.items()}})
+    return metrics.deserialize({'class_name': metric['class_name'], 'config': dict(config)})
 
 
 def _per_output(values, output_names):
     """tf.keras 2.2+ saves metrics as one list per output; Keras 2.3.1 takes a dict."""
-    if (isinstance(values, list) and len(values) == len(output_names)
-            and all(isinstance(v, list) for v in values) and values):
+    if (isinstance(values, list) and values and len(values) == len(output_names)
+            and all(isinstance(v, list) for v in values)):
         return dict(zip(output_names, values))
     return values
 
@@ -591,7 +593,7 @@ def compile_arguments(training_config, model, custom_objects=None):
     elif isinstance(loss, (list, dict)):
         loss = _map_values(loss, lambda v: losses.get(v) if isinstance(v, dict) else v)
     metrics, weighted = (
-        _per_output(_translate_metric(training_config.get(key)), model.output_names)
+        _translate_metric(_per_output(training_config.get(key), model.output_names))
         for key in ('metrics', 'weighted_metrics'))
     return dict(optimizer=optimizer, loss=custom(loss), metrics=custom(metrics),
                 weighted_metrics=custom(weighted),
@@ -697,12 +699,26 @@ def _translating_model_from_config(model_from_config):
     return wrapper
 
 
+def _translating_model_from_text(model_from_text, parse):
+    """`model_from_json` or `model_from_yaml` reading the translated configuration (as
+    JSON, which YAML reads too)."""
+    @functools.wraps(model_from_text)
+    def wrapper(text, custom_objects=None):
+        config = translate_model_config(parse(text), custom_objects)
+        return model_from_text(json.dumps(config), custom_objects=custom_objects)
+    return wrapper
+
+
 def _compiling_from_translation(deserialize_model):
     """`_deserialize_model(h5dict, custom_objects, compile)` that builds and loads the model
     with Keras (compile=False), then compiles it from the translated training configuration
     and restores the optimizer state where it maps (else warns: a fresh optimizer)."""
     @functools.wraps(deserialize_model)
     def wrapper(h5dict, custom_objects=None, compile=True):
+        if 'model_config' not in h5dict and 'layer_names' in h5dict:
+            raise ValueError('The file holds weights only (written by save_weights), not a '
+                             'model: build the model in code and call '
+                             'model.load_weights(path) (by_name=True matches layer names).')
         if _saved_by_multi_backend_keras(h5dict):
             return deserialize_model(h5dict, custom_objects=custom_objects, compile=compile)
         model = deserialize_model(h5dict, custom_objects=custom_objects, compile=False)
@@ -756,8 +772,13 @@ def _restore_optimizer_state(model, group):
 
 def install(saving):
     """Makes `keras.engine.saving` (and so `keras.models`) translate every Keras 2 dialect:
-    `model_from_config` (which `load_model`, `model_from_json` and `model_from_yaml` call)
-    translates the configuration, and `_deserialize_model` compiles from the translated
+    `model_from_config` (which `load_model` calls), `model_from_json` and `model_from_yaml`
+    translate the configuration, and `_deserialize_model` compiles from the translated
     training configuration."""
     saving.model_from_config = _translating_model_from_config(saving.model_from_config)
+    saving.model_from_json = _translating_model_from_text(saving.model_from_json, json.loads)
+    if getattr(saving, 'yaml', None) is not None:
+        saving.model_from_yaml = _translating_model_from_text(
+            saving.model_from_yaml,
+            lambda text: saving.yaml.load(text, Loader=saving.yaml.FullLoader))
     saving._deserialize_model = _compiling_from_translation(saving._deserialize_model)

@@ -136,6 +136,31 @@ def test_weights_only_file_loads_into_keras_code(dialect, by_name):
     assert _max_relative_difference(model.predict(inputs), predictions) < 1e-5
 
 
+@pytest.mark.parametrize('dialect', _dialects())
+def test_load_model_of_a_weights_only_file_says_what_to_do(dialect):
+    with pytest.raises(ValueError, match=r'weights only.*load_weights'):
+        keras.models.load_model(os.path.join(MODELS, dialect, 'weights_only.h5'))
+
+
+@pytest.mark.parametrize('text_format', ['json', 'yaml'])
+@pytest.mark.parametrize('name', ['mlp_sgd_nested', 'seq2seq_states', 'text_birnn_masked'])
+@pytest.mark.parametrize('dialect', _dialects())
+def test_model_from_text_then_load_weights(dialect, name, text_format):
+    """tf.keras' `to_json()` (the file's model_config) and `to_yaml()` (tf.keras 2.0-2.5)
+    texts build the model; `load_weights` reads the model file's weights."""
+    import yaml
+    path = os.path.join(MODELS, dialect, name + '.h5')
+    with h5py.File(path, 'r') as f:
+        text = f.attrs['model_config']
+    if text_format == 'json':
+        model = keras.models.model_from_json(text)
+    else:
+        model = keras.models.model_from_yaml(yaml.safe_dump(json.loads(text)))
+    model.load_weights(path)
+    inputs, _, predictions, _ = _arrays(dialect, name)
+    assert _max_relative_difference(model.predict(inputs), predictions) < 1e-5
+
+
 def _with_lambda_bytecode(source, target, corrupt):
     """Copies the model file `source` to `target`, its Lambda functions' marshalled code
     passed through `corrupt`."""
