@@ -201,3 +201,14 @@ def test_torchk_layer_taking_the_key_gets_it_as_saved(monkeypatch):
     monkeypatch.setattr(keras.layers, 'GlobalAveragePooling2D', GlobalAveragePooling2D)
     saved = _layer('GlobalAveragePooling2D', keepdims=True)
     assert model_files.translate_model_config(saved) == saved
+
+
+def test_layer_called_on_a_constant_is_refused():
+    saved = _functional([
+        dict(_layer('InputLayer', batch_input_shape=[None, 2], name='x'), name='x',
+             inbound_nodes=[]),
+        dict(_layer('Add', name='add'), name='add',
+             inbound_nodes=[[['x', 0, 0, {}], ['_CONSTANT_VALUE', -1, [1.0, 2.0], {}]]]),
+    ], [['x', 0, 0]], [['add', 0, 0]])
+    with pytest.raises(ValueError, match=r"'add' \(Add\) was called on a constant"):
+        model_files.translate_model_config(saved)

@@ -321,6 +321,10 @@ def _translate_node(node, layer, classes):
         return node
     if isinstance(node, dict):
         node = _node_from_keras3(node)
+    if _holds_constant(node):
+        raise ValueError('Layer %r (%s) was called on a constant (tf.keras saved %r); Keras 2 '
+                         'layers are called on tensors.' % (_name(layer), layer['class_name'],
+                                                            node))
     entries = _flat_entries(node)
     if not entries:
         return node
@@ -377,6 +381,12 @@ def _flat_entries(node):
     for item in node:
         entries.extend(_flat_entries(item) if isinstance(item, list) else [])
     return entries
+
+
+def _holds_constant(node):
+    if isinstance(node, list) and node and node[0] == '_CONSTANT_VALUE':
+        return True
+    return isinstance(node, list) and any(_holds_constant(item) for item in node)
 
 
 def _is_entry(value):
