@@ -52,7 +52,10 @@ numbering unless stated):
   `torchk.model_files` translates the configuration before Keras 2.3.1 deserializes it, and
   compiles from the translated training configuration.
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
-  lacks, and CuDNN layers that run on any device), so that `load_model` finds them.
+  lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
+  `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
+  `keras.metrics` gets `torchk.metrics` (`MeanIoU`, and `Precision` and `Recall` that
+  take `top_k`: Keras 2.3.1's are TensorFlow-only there).
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
@@ -422,6 +425,18 @@ def _register_torchk_layers(layers):
     torchk_layers.register(layers)
 
 
+def _register_torchk_activations(keras_activations):
+    from . import activations
+    activations.register(keras_activations)
+
+
+def _register_torchk_metrics(keras_metrics):
+    if not hasattr(keras_metrics, 'Metric'):  # Keras 2.2 has no stateful metric classes.
+        return
+    from . import metrics
+    metrics.register(keras_metrics)
+
+
 def _add_sklearn_tags(scikit_learn):
     """Gives `KerasClassifier` and `KerasRegressor` (keras/wrappers/scikit_learn.py:175, 303)
     the `__sklearn_tags__` that scikit-learn >= 1.6 asks every estimator for (`clone`,
@@ -454,6 +469,8 @@ _AFTER_IMPORT = {
     'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
     'keras.wrappers.scikit_learn': _add_sklearn_tags,
     'keras.layers': _register_torchk_layers,
+    'keras.activations': _register_torchk_activations,
+    'keras.metrics': _register_torchk_metrics,
 }
 
 

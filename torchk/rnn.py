@@ -8,7 +8,8 @@ autograd flows through the loop into all of it.
 
 Keras' own cells run faster, computing exactly what their `call` computes (`_fast_cell`
 recognises them; `fast_paths = False` turns this off): a plain `LSTMCell` (tanh, sigmoid, no
-dropout or mask) runs torch's fused `torch.lstm`; every other `LSTMCell`, `GRUCell` and
+dropout or mask) runs torch's fused `torch.lstm`, a plain `GRUCell(reset_after=True)` on CUDA
+torch's `torch.gru` (both cuDNN's kernels there); every other `LSTMCell`, `GRUCell` and
 `SimpleRNNCell` with known activations (dropout, recurrent dropout with `implementation=2`,
 masks, `go_backwards` included) runs a whole-sequence kernel of `rnn_kernels`: the inputs
 of all timesteps projected in one matmul, then a hand-written forward and backward loop.
@@ -130,12 +131,28 @@ def _check_rnn_arguments(inputs, initial_states, mask, unroll, input_length):
 
 def _keras_cell(step_function):
     """The Keras cell whose `call` `step_function` wraps (`RNN.call`'s closure over the
-    layer, layers/recurrent.py:660-673), or None for any other step function."""
+    layer, layers/recurrent.py:660-673), or None for any other step function.
+
+    A subclass of a Keras cell counts when it keeps the Keras class's `call` (the CuDNN
+    layers of `torchk.layers` make their weights so and compute with Keras' `call`)."""
     layer = inspect.getclosurevars(step_function).nonlocals.get('self')
     cell = getattr(layer, 'cell', None)
-    if type(cell).__module__ != 'keras.layers.recurrent':
+    keras_class = _keras_cell_class(cell)
+    if keras_class is None or type(cell).call is not keras_class.call:
         return None
     return cell
+
+
+def _keras_cell_class(cell):
+    """The class of keras.layers.recurrent that `cell` is an instance of, else None."""
+    for klass in type(cell).__mro__:
+        if klass.__module__ == 'keras.layers.recurrent':
+            return klass
+    return None
+
+
+def _cell_name(cell):
+    return _keras_cell_class(cell).__name__
 
 
 fast_paths = True
@@ -167,7 +184,9 @@ def _fast_cell(step_function, inputs, constants, unroll):
     if len(shape) != 3 or _dtype_of(inputs) not in (torch.float32, torch.float64):
         return None
     cell = _keras_cell(step_function)
-    name = type(cell).__name__
+    if cell is None:
+        return None
+    name = _cell_name(cell)
     if name not in _KERNEL_CELLS or _activation_name(cell.activation) is None:
         return None
     if name == 'SimpleRNNCell':
@@ -183,7 +202,7 @@ def _fast_cell(step_function, inputs, constants, unroll):
 def _torch_computes(cell, mask):
     """Whether torch's fused `torch.lstm` computes exactly what `cell` does (it is faster
     than the LSTM kernel of rnn_kernels; for the GRU, rnn_kernels' is the faster one)."""
-    if mask is not None or type(cell).__name__ != 'LSTMCell':
+    if mask is not None or _cell_name(cell) != 'LSTMCell':
         return False
     if _dropout(cell.dropout) or _dropout(cell.recurrent_dropout):
         return False
@@ -210,9 +229,27 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     weights = [kernel.t(), recurrent_kernel.t()]
     if bias is not None:
         weights += [bias, torch.zeros_like(bias)]
+    # cuDNN's backward needs the forward run in training mode (dropout is 0 either way)
     outputs, h, c = torch.lstm(inputs, (h0[None], c0[None]), weights, bias is not None, 1, 0.,
-                               False, False, True)
+                               torch.is_grad_enabled(), False, True)
     return outputs[:, -1], outputs, [h[0], c[0]]
+
+
+def _torch_gru_order(weight):
+    """Keras' gate blocks (update, reset, candidate) on the last axis in torch's order
+    (reset, update, candidate)."""
+    update, reset, candidate = weight.chunk(3, dim=-1)
+    return torch.cat([reset, update, candidate], dim=-1)
+
+
+def _torch_gru(inputs, h0, kernel, recurrent_kernel, bias):
+    """`GRU(reset_after=True)` (tanh, sigmoid) by torch's fused `torch.gru`, which runs
+    cuDNN's kernel on CUDA; `bias` holds the input and the recurrent bias."""
+    weights = [_torch_gru_order(kernel).t(), _torch_gru_order(recurrent_kernel).t(),
+               _torch_gru_order(bias[0]), _torch_gru_order(bias[1])]
+    outputs, h = torch.gru(inputs, h0[None], weights, True, 1, 0., torch.is_grad_enabled(),
+                           False, True)
+    return outputs[:, -1], outputs, [h[0]]
 
 
 def _project(inputs, kernel, bias, input_masks):
@@ -238,6 +275,10 @@ def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel
         inputs = inputs.flip(1)
         mask = None if mask is None else mask.flip(1)
     keep = None if mask is None else mask.t().bool().unsqueeze(-1)
+    if (inputs.is_cuda and cell_name == 'GRUCell' and reset_after and bias is not None and
+            input_masks is None and recurrent_mask is None and keep is None and
+            (activation, recurrent_activation) == ('tanh', 'sigmoid')):
+        return _torch_gru(inputs, initial_states[0], kernel, recurrent_kernel, bias)
     recurrent_bias = None
     if reset_after and bias is not None:
         bias, recurrent_bias = bias[0], bias[1]
@@ -270,7 +311,7 @@ def _masks(masks):
 
 
 def _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask):
-    name = type(cell).__name__
+    name = _cell_name(cell)
     output_0 = None
     if _dropout(cell.dropout) or _dropout(cell.recurrent_dropout):
         # the cell makes its dropout masks (once per sequence) on its call at time 0

@@ -17,9 +17,8 @@ the advanced activation layers' values against numpy by `test_activation_layer_e
 Coverage: `test_every_public_layer_is_covered` enumerates the classes of `keras.layers`
 and requires each to be in this table, in `test_convolutional.LAYER_CASES` (which checks
 every conv / pool / padding / cropping / upsampling / locally-connected layer in both data
-formats; this table keeps one representative of each family), or in `UNSUPPORTED` (the
-TF-only CuDNN layers, which must raise a clear error), or in `ABSTRACT` (bases not meant to be
-instantiated). Recurrent layers are tested in depth (numerics, masks, dropout, stateful,
+formats; this table keeps one representative of each family), or in `ABSTRACT` (bases not
+meant to be instantiated). Recurrent layers are tested in depth (numerics, masks, dropout, stateful,
 saving) in `test_recurrent.py`; here each gets the generic checks once.
 """
 import copy
@@ -48,11 +47,12 @@ class Case(object):
     dtype: the input dtype ('int32' for Embedding);
     low, high: when given, inputs are integers drawn in [low, high);
     stochastic: the layer behaves differently in the training phase;
-    also: further classes this case covers (e.g. RNN for RNN(cell)).
+    also: further classes this case covers (e.g. RNN for RNN(cell));
+    call_kwargs: keyword arguments of the layer's call (a SlicingOpLambda's slice).
     """
 
     def __init__(self, name, make, shapes, variant='', dtype='float32', low=None, high=None,
-                 stochastic=False, also=()):
+                 stochastic=False, also=(), call_kwargs=None):
         self.name = name
         self.make = make
         self.multi = isinstance(shapes, list)
@@ -62,6 +62,7 @@ class Case(object):
         self.low, self.high = low, high
         self.stochastic = stochastic
         self.covers = (name,) + tuple(also)
+        self.call_kwargs = call_kwargs or {}
 
     def data(self, batch, seed=0):
         rng = np.random.RandomState(seed)
@@ -167,6 +168,43 @@ LAYER_TABLE = [
     # legacy layers still exported by keras.layers (deprecated in Keras 2)
     Case('Highway', lambda: L.Highway(), (5,)),
     Case('MaxoutDense', lambda: L.MaxoutDense(3, nb_feature=2), (5,)),
+    # torchk.layers: tf.keras 2 layers, and the CuDNN layers on any device
+    Case('CuDNNLSTM', lambda: L.CuDNNLSTM(3, return_sequences=True), (4, 2)),
+    Case('CuDNNGRU', lambda: L.CuDNNGRU(3), (4, 2)),
+    Case('LayerNormalization', lambda: L.LayerNormalization(), (3, 4)),
+    Case('GroupNormalization', lambda: L.GroupNormalization(groups=2), (3, 4)),
+    Case('Attention', lambda: L.Attention(use_scale=True), [(3, 4), (5, 4)]),
+    Case('AdditiveAttention', lambda: L.AdditiveAttention(), [(3, 4), (5, 4)]),
+    Case('MultiHeadAttention', lambda: L.MultiHeadAttention(2, 3), [(3, 4), (5, 4)]),
+    Case('TFOpLambda', lambda: L.TFOpLambda('nn.relu6'), (3, 4)),
+    Case('SlicingOpLambda', lambda: L.SlicingOpLambda('__operators__.getitem'), (3, 4),
+         call_kwargs={'call_structure': {
+             'args': {'class_name': '__tensor__', 'index': 0},
+             'kwargs': {'slice_spec': [{'start': None, 'stop': None, 'step': None},
+                                       {'start': 1, 'stop': None, 'step': 2}]}}}),
+    Case('Rescaling', lambda: L.Rescaling(0.5, offset=1.), (3, 4)),
+    Case('Normalization', lambda: L.Normalization(mean=[0., 1., 2., 3.],
+                                                  variance=[1., 2., 3., 4.]), (3, 4),
+         variant='constant'),
+    Case('Normalization', lambda: L.Normalization(axis=(1, 2)), (3, 4), variant='weights'),
+    Case('Resizing', lambda: L.Resizing(4, 5, 'bicubic'), (6, 8, 2)),
+    Case('CenterCrop', lambda: L.CenterCrop(4, 5), (6, 8, 2)),
+    Case('RandomCrop', lambda: L.RandomCrop(4, 5), (6, 8, 2)),
+    Case('RandomFlip', lambda: L.RandomFlip(), (6, 8, 2), stochastic=True),
+    Case('RandomContrast', lambda: L.RandomContrast(0.5), (6, 8, 2), stochastic=True),
+    Case('RandomBrightness', lambda: L.RandomBrightness(0.5, value_range=(-10, 10)),
+         (6, 8, 2), stochastic=True),
+    Case('RandomRotation', lambda: L.RandomRotation(0.2), (6, 8, 2)),
+    Case('RandomZoom', lambda: L.RandomZoom(0.2), (6, 8, 2)),
+    Case('RandomTranslation', lambda: L.RandomTranslation(0.1, 0.2), (6, 8, 2)),
+    Case('RandomHeight', lambda: L.RandomHeight(0.2), (6, 8, 2)),
+    Case('RandomWidth', lambda: L.RandomWidth(0.2), (6, 8, 2)),
+    Case('Conv1DTranspose', lambda: L.Conv1DTranspose(3, 3, strides=2, padding='same'),
+         (5, 2)),
+    Case('GlobalAveragePooling2D', lambda: L.GlobalAveragePooling2D(keepdims=True), (4, 4, 2),
+         variant='keepdims'),
+    Case('GlobalMaxPooling1D', lambda: L.GlobalMaxPooling1D(keepdims=True), (4, 2),
+         variant='keepdims'),
 ]
 
 # Classes not meant to be built as layers of their own.
@@ -180,12 +218,6 @@ ABSTRACT = {
 ABSTRACT.update({name: why for name, why in [
     ('Wrapper', 'the abstract base of Bidirectional and TimeDistributed'),
     ('ConvRNN2D', 'the base of ConvLSTM2D')] if hasattr(L, name)})
-
-# Layers that cannot run on torchk: each must raise a clear error when built.
-UNSUPPORTED = {
-    'CuDNNGRU': 'needs the TensorFlow backend (cuDNN kernels through TF)',
-    'CuDNNLSTM': 'needs the TensorFlow backend (cuDNN kernels through TF)',
-}
 
 BATCH = 3
 
@@ -205,7 +237,7 @@ def make_layer(case):
 def apply(case, layer):
     """Fresh Inputs and the layer's output on them."""
     inputs = [L.Input(shape=s, dtype=case.dtype) for s in case.shapes]
-    out = layer(inputs if case.multi else inputs[0])
+    out = layer(inputs if case.multi else inputs[0], **case.call_kwargs)
     return inputs, out
 
 
@@ -343,10 +375,10 @@ def test_every_public_layer_is_covered():
     for case in LAYER_TABLE:
         covered.update(case.covers)
     conv_covered = {name.split('-')[0] for name, _, _, _, _ in CONV_CASES}
-    missing = exported - covered - conv_covered - set(ABSTRACT) - set(UNSUPPORTED)
+    missing = exported - covered - conv_covered - set(ABSTRACT)
     assert missing == set(), 'layers without a case: %s' % sorted(missing)
     # The lists do not name classes that keras.layers does not export.
-    assert (covered | set(ABSTRACT) | set(UNSUPPORTED)) - exported == set()
+    assert (covered | set(ABSTRACT)) - exported == set()
     assert len(exported) >= 80
 
 
@@ -363,13 +395,6 @@ def test_legacy_recurrent_bases_leave_the_step_to_subclasses(name):
     assert issubclass(base, Layer)
     with pytest.raises(NotImplementedError):
         base.step(None, None, None)
-
-
-@pytest.mark.parametrize('name', sorted(UNSUPPORTED))
-def test_cudnn_layers_raise_a_clear_error(name):
-    cls = getattr(L, name)
-    with pytest.raises(RuntimeError, match='only available with the TensorFlow backend'):
-        cls(4)
 
 
 # ------------------------------------------------------------------------------------------

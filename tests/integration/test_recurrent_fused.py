@@ -224,6 +224,30 @@ def test_generic_loop_is_kept(layer, reason):
         '_cell_recurrence', '_fused_lstm'), reason
 
 
+class LSTMCellWithInitializers(keras.layers.LSTMCell):
+    """A subclass keeping Keras' `call`: it computes what LSTMCell computes."""
+
+    def __init__(self, units):
+        super(LSTMCellWithInitializers, self).__init__(units, kernel_initializer='ones')
+
+
+class LSTMCellWithOwnCall(keras.layers.LSTMCell):
+    """A subclass with its own `call`: only the loop computes it."""
+
+    def call(self, inputs, states, training=None):
+        output, new_states = super(LSTMCellWithOwnCall, self).call(inputs, states, training)
+        return output * 2., new_states
+
+
+@pytest.mark.parametrize('cell_class, fused', [(LSTMCellWithInitializers, True),
+                                               (LSTMCellWithOwnCall, False)])
+def test_subclassed_cells_are_fused_only_with_keras_call(cell_class, fused):
+    model = Sequential([keras.layers.InputLayer(input_shape=(7, 3)),
+                        keras.layers.RNN(cell_class(5))])
+    name = model.layers[0].output.node.fn.__name__
+    assert (name in ('_cell_recurrence', '_fused_lstm')) == fused
+
+
 BATCH_2_STATES_ON_UNKNOWN_BATCH = '''
 import numpy as np
 from keras import backend as K

@@ -8,6 +8,7 @@ save and export like any other. Each module of this package lists its layers in 
 """
 import importlib
 import pkgutil
+import sys
 
 
 def layer_classes():
@@ -26,9 +27,17 @@ def layer_classes():
 def register(keras_layers):
     """Makes every layer of the package a name of the module `keras_layers` (`keras.layers`).
 
-    A name Keras 2.3.1 already has (`CuDNNLSTM`) is replaced by torchk's layer.
+    A name Keras 2.3.1 already has (`CuDNNLSTM`) is replaced by torchk's layer, in
+    `keras.layers` and in the module that defined Keras' class
+    (`keras.layers.cudnn_recurrent`), where user code may import it from. A torchk layer
+    that subclasses Keras' class (`GlobalAveragePooling2D` with `keepdims`) replaces it in
+    `keras.layers` only: Keras' methods call `super(TheirClass, self)`, which looks the
+    name up in the defining module, and would find the subclass again.
     """
     for name, layer_class in layer_classes().items():
+        replaced = getattr(keras_layers, name, None)
+        if replaced is not None and not issubclass(layer_class, replaced):
+            setattr(sys.modules[replaced.__module__], name, layer_class)
         setattr(keras_layers, name, layer_class)
 
 

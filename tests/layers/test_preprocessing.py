@@ -1,0 +1,91 @@
+"""torchk.layers.preprocessing in training and its errors. Inference against TF is in
+test_tf_keras_models.py (identity of every random layer included)."""
+import numpy as np
+import pytest
+
+import keras
+from keras import backend as K
+
+from torchk.layers import (CenterCrop, Normalization, RandomBrightness, RandomContrast,
+                           RandomCrop, RandomFlip, RandomHeight, RandomRotation,
+                           RandomTranslation, RandomWidth, RandomZoom, Resizing)
+
+IMAGES = np.random.RandomState(0).uniform(0., 255., (16, 5, 6, 3)).astype('float32')
+
+
+def _in_training(layer, images=IMAGES):
+    x = K.placeholder(shape=(None,) + images.shape[1:])
+    return K.function([x, K.learning_phase()], [layer(x)])([images, 1])[0]
+
+
+@pytest.mark.parametrize('mode, choices', [
+    ('horizontal', lambda x: [x, x[:, ::-1]]),
+    ('vertical', lambda x: [x, x[::-1]]),
+    ('horizontal_and_vertical', lambda x: [x, x[:, ::-1], x[::-1], x[::-1, ::-1]]),
+])
+def test_random_flip_flips_each_image_in_training(mode, choices):
+    flipped = _in_training(RandomFlip(mode))
+    picks = [[np.array_equal(out, choice) for choice in choices(image)]
+             for image, out in zip(IMAGES, flipped)]
+    assert all(any(pick) for pick in picks)
+    assert len({pick.index(True) for pick in picks}) > 1  # not the same choice for all 16
+
+
+def test_random_contrast_scales_deviation_by_one_factor_in_range():
+    contrasted = _in_training(RandomContrast((0.2, 0.5)))
+    mean = IMAGES.mean(axis=(1, 2), keepdims=True)
+    unclipped = (contrasted > 0.) & (contrasted < 255.) & (np.abs(IMAGES - mean) > 1.)
+    factors = ((contrasted - mean) / (IMAGES - mean))[unclipped]
+    assert 0.8 - 1e-4 <= factors.min() and factors.max() <= 1.5 + 1e-4
+    np.testing.assert_allclose(factors, factors[0], rtol=1e-3)
+
+
+def test_random_brightness_adds_one_delta_per_image_in_range():
+    brightened = _in_training(RandomBrightness(0.1))
+    for image, out in zip(IMAGES, brightened):
+        unclipped = (out > 0.) & (out < 255.)
+        delta = (out - image)[unclipped]
+        np.testing.assert_allclose(delta, delta[0], atol=1e-3)
+        assert abs(delta[0]) <= 0.1 * 255. + 1e-3
+
+
+def test_random_crop_takes_a_window_in_training():
+    cropped = _in_training(RandomCrop(3, 4))
+    windows = [IMAGES[:, top:top + 3, left:left + 4]
+               for top in range(3) for left in range(3)]
+    assert any(np.array_equal(cropped, window) for window in windows)
+
+
+@pytest.mark.parametrize('layer', [RandomRotation(0.2), RandomZoom(0.1), RandomHeight(0.2),
+                                   RandomTranslation(0.1, 0.1), RandomWidth(0.2)],
+                         ids=lambda layer: type(layer).__name__)
+def test_geometric_augmentations_pass_through_in_training(layer):
+    np.testing.assert_array_equal(_in_training(layer), IMAGES)
+
+
+@pytest.mark.parametrize('make, message', [
+    (lambda: Normalization(mean=0.5), 'both `mean` and `variance`'),
+    (lambda: Resizing(3, 3, 'lanczos3'), "interpolation='lanczos3'"),
+    (lambda: RandomFlip('diagonal'), "mode='diagonal'"),
+    (lambda: RandomContrast(1.5), 'factor=1.5'),
+])
+def test_invalid_arguments_raise(make, message):
+    with pytest.raises(ValueError, match=message.replace('(', r'\(').replace('`', '.')):
+        make()
+
+
+@pytest.mark.parametrize('layer', [Resizing(3, 3), CenterCrop(2, 2)],
+                         ids=lambda layer: type(layer).__name__)
+def test_unknown_image_size_raises(layer):
+    with pytest.raises(ValueError, match='height and width'):
+        layer(keras.Input((None, None, 3)))
+
+
+def test_normalization_takes_adapted_statistics_from_weights():
+    layer = Normalization(axis=-1)
+    inputs = keras.Input((5, 6, 3))
+    model = keras.Model(inputs, layer(inputs))
+    mean, variance = np.array([1., 2., 3.]), np.array([4., 9., 16.])
+    layer.set_weights([mean, variance, np.array(7)])
+    np.testing.assert_allclose(model.predict(IMAGES[:2]),
+                               (IMAGES[:2] - mean) / np.sqrt(variance), rtol=1e-6)
