@@ -39,10 +39,8 @@ DROP = object()
 ALL_LAYERS = '*'
 
 _RNN_LAYERS = ('RNN', 'SimpleRNN', 'GRU', 'LSTM', 'ConvLSTM2D', 'CuDNNLSTM', 'CuDNNGRU')
-_CONV_LAYERS = ('Conv1D', 'Conv2D', 'Conv3D', 'Conv1DTranspose', 'Conv2DTranspose',
-                'Conv3DTranspose', 'SeparableConv1D', 'SeparableConv2D', 'DepthwiseConv2D')
-_GLOBAL_POOLING = ('GlobalAveragePooling1D', 'GlobalAveragePooling2D', 'GlobalAveragePooling3D',
-                   'GlobalMaxPooling1D', 'GlobalMaxPooling2D', 'GlobalMaxPooling3D')
+_CONV_LAYERS = ('Conv1D', 'Conv2D', 'Conv3D', 'Conv2DTranspose', 'Conv3DTranspose',
+                'SeparableConv1D', 'SeparableConv2D', 'DepthwiseConv2D')
 _MODELS = ('Model', 'Functional', 'Sequential')
 
 # Configurations nested in a layer's configuration, translated as layers.
@@ -136,7 +134,6 @@ LAYER_KEY_RULES = [
     (('BatchNormalization',), 'fused', '2.0', lambda value, layer, key: DROP),
     (('BatchNormalization',), 'synchronized', '2.12', lambda value, layer, key: DROP),
     (('Embedding',), 'sparse', '2.14', _drop_if(False)),
-    (_GLOBAL_POOLING, 'keepdims', '2.6', _drop_if(False)),
     (('Bidirectional',), 'backward_layer', '2.0', _mirrored_backward_layer),
     (('Lambda',), 'module', '2.2', lambda value, layer, key: DROP),
     (('Lambda',), 'output_shape_module', '2.2', lambda value, layer, key: DROP),

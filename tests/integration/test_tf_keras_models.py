@@ -26,12 +26,6 @@ MODELS = os.path.join(FIXTURES, 'models')
 sys.path.insert(0, FIXTURES)
 import weight_recipe  # noqa: E402
 
-# Fixtures whose layers come from other branches of issue 18.
-NEEDS_BRANCH = {
-    'cudnn_lstm': 'layers', 'cudnn_gru': 'layers', 'transformer_block': 'layers',
-    'efficientnet_b0': 'tfops', 'mobilenet_v3_small': 'tfops',
-}
-
 
 # The dialect whose keras.applications models are loaded with compile=True and trained; the
 # other dialects' (the same code paths, a few minutes of CPU each) are only predicted with.
@@ -44,10 +38,6 @@ def _fixtures(compile_modes):
         dialect = os.path.basename(directory)
         for arrays in sorted(glob.glob(os.path.join(directory, '*.npz'))):
             name = os.path.basename(arrays)[:-len('.npz')]
-            marks = []
-            if name in NEEDS_BRANCH:
-                marks.append(pytest.mark.xfail(
-                    strict=True, reason='needs branch %s' % NEEDS_BRANCH[name]))
             application = os.path.exists(os.path.join(directory, name + '.skeleton.h5.gz'))
             for compile in compile_modes:
                 if application and dialect != MAIN_DIALECT and compile is not False:
@@ -56,7 +46,7 @@ def _fixtures(compile_modes):
                 label = '%s-%s' % (dialect, name)
                 if compile is not None:
                     label += '-compile=%s' % compile
-                cases.append(pytest.param(*values, marks=marks, id=label))
+                cases.append(pytest.param(*values, id=label))
     return cases
 
 
