@@ -22,7 +22,8 @@ def _initializer(class_name, **config):
 @pytest.mark.parametrize('saved, expected', [
     (_layer('InputLayer', batch_input_shape=[None, 3], ragged=False, optional=False),
      _layer('InputLayer', batch_input_shape=[None, 3])),
-    (_layer('InputLayer', batch_shape=[None, 3]), _layer('InputLayer', batch_input_shape=[None, 3])),
+    (_layer('InputLayer', batch_shape=[None, 3]),
+     _layer('InputLayer', batch_input_shape=[None, 3])),
     (_layer('Conv2D', groups=1, filters=2), _layer('Conv2D', filters=2)),
     (_layer('LSTM', time_major=False, unroll=True), _layer('LSTM', unroll=True)),
     (_layer('BatchNormalization', axis=[3], fused=None, renorm=False),
