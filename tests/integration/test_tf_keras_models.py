@@ -5,6 +5,7 @@ The files and TensorFlow's predictions come from tests/fixtures/make_tf_keras_mo
 by hand with TensorFlow (`models/<dialect>/`). keras.applications models are committed without
 their weights; `weight_recipe` writes the weights TensorFlow predicted with at run time.
 """
+import base64
 import glob
 import gzip
 import json
@@ -16,6 +17,7 @@ import warnings
 import h5py
 import numpy as np
 import pytest
+import yaml
 
 import keras
 from keras import backend as K
@@ -148,7 +150,6 @@ def test_load_model_of_a_weights_only_file_says_what_to_do(dialect):
 def test_model_from_text_then_load_weights(dialect, name, text_format):
     """tf.keras' `to_json()` (the file's model_config) and `to_yaml()` (tf.keras 2.0-2.5)
     texts build the model; `load_weights` reads the model file's weights."""
-    import yaml
     path = os.path.join(MODELS, dialect, name + '.h5')
     with h5py.File(path, 'r') as f:
         text = f.attrs['model_config']
@@ -176,7 +177,6 @@ def _with_lambda_bytecode(source, target, corrupt):
 def _bytecode_of_another_python(code):
     """Marshal data that this Python rejects, as it rejects another version's: an unknown
     type code in front."""
-    import base64
     return base64.b64encode(b'\xf0' + base64.b64decode(code)).decode('ascii')
 
 
