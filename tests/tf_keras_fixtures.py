@@ -4,9 +4,9 @@
 - `OPS_DIR`: where the fixtures are.
 - `recipe_weights`: the deterministic weights of the large models, which are committed as a
   configuration and TF's outputs only; the script sets them in tf_keras, the tests in torchk.
-- `keras231_config`: the few tf_keras configuration changes the fixtures need before Keras
-  2.3.1 reads them (functional class name, new-style initializers, list axes, `ragged`),
-  standing in for the whole-file tf.keras loader.
+
+The tests build the models with `keras.models.model_from_config`, which reads tf_keras
+configurations through `torchk.model_files`.
 """
 import os
 import zlib
@@ -44,41 +44,3 @@ def recipe_weights(class_name, layer_name, shapes):
             value = rng.normal(0., .1, shape)
         weights.append(value if value.dtype == np.int64 else value.astype('float32'))
     return weights
-
-
-def _serialized_object(value):
-    return isinstance(value, dict) and 'class_name' in value and 'module' in value
-
-
-def keras231_config(config):
-    """A copy of a tf_keras model configuration that Keras 2.3.1 deserializes.
-
-    # Arguments
-        config: `{'class_name': ..., 'config': ...}` of a tf_keras model.
-
-    # Returns
-        The configuration with `Functional` as `Model`, serialized initializers left to the
-        layers' defaults (the weights are loaded afterwards), `ragged`/`optional` and
-        `groups=1` dropped, and one-element list axes as ints.
-    """
-    def layer_config(layer):
-        layer = dict(layer)
-        settings = {key: value for key, value in layer['config'].items()
-                    if not _serialized_object(value)
-                    and key not in ('ragged', 'optional')
-                    and not (key == 'groups' and value == 1
-                             and layer['class_name'] != 'Conv1DTranspose')}
-        if (layer['class_name'] == 'BatchNormalization' and isinstance(settings['axis'], list)
-                and len(settings['axis']) == 1):
-            settings['axis'] = settings['axis'][0]
-        if isinstance(settings.get('dtype'), dict):
-            settings['dtype'] = settings['dtype']['config']['name']
-        layer['config'] = settings
-        return layer
-
-    model = dict(config)
-    if model['class_name'] == 'Functional':
-        model['class_name'] = 'Model'
-    model['config'] = dict(model['config'],
-                           layers=[layer_config(layer) for layer in model['config']['layers']])
-    return model

@@ -47,6 +47,10 @@ numbering unless stated):
   exception or a kill mid-write leaves the previous file intact.
 - `keras.wrappers.scikit_learn`'s `KerasClassifier` and `KerasRegressor` get the
   `__sklearn_tags__` that scikit-learn >= 1.6 requires.
+- `load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` read the model
+  files of every Keras 2 dialect (tf.keras 2.0-2.15, tf_keras 2.16+, multi-backend Keras):
+  `torchk.model_files` translates the configuration before Keras 2.3.1 deserializes it, and
+  compiles from the translated training configuration.
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
   lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
   `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
@@ -230,6 +234,8 @@ def _patch_saving(saving):
     _read_string_attributes_as_bytes(saving)
     _yaml_load_with_a_loader(saving)
     saving.save_model = _saving_atomically(saving.save_model, saving)
+    from . import model_files
+    model_files.install(saving)
 
 
 def _save_weights_atomically(network):

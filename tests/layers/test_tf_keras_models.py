@@ -11,7 +11,7 @@ import pytest
 import keras
 from keras import backend as K
 
-from tf_keras_fixtures import OPS_DIR, keras231_config, recipe_weights
+from tf_keras_fixtures import OPS_DIR, recipe_weights
 
 SMALL_MODELS = ['elementwise_ops', 'shape_ops', 'reduction_ops', 'hard_swish_block',
                 'preprocessing', 'conv1d_transpose', 'activations_and_pooling']
@@ -27,7 +27,7 @@ def _h5_fixture(name):
         weights = {layer: [np.asarray(groups[layer][weight])
                            for weight in groups[layer].attrs['weight_names']]
                    for layer in groups.attrs['layer_names']}
-    model = keras.layers.deserialize(keras231_config(config))
+    model = keras.models.model_from_config(config)
     for layer in model.layers:
         if layer.weights:
             layer.set_weights(weights[layer.name])
@@ -38,7 +38,7 @@ def _application(name):
     """The keras.applications model `name` on torchk, with the recipe's weights."""
     with open(os.path.join(OPS_DIR, name + '.json')) as f:
         config = json.load(f)
-    model = keras.layers.deserialize(keras231_config(config))
+    model = keras.models.model_from_config(config)
     for layer in model.layers:
         if layer.weights:
             shapes = [K.int_shape(w) for w in layer.weights]

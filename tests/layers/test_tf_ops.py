@@ -9,7 +9,7 @@ import pytest
 
 import keras
 
-from tf_keras_fixtures import OPS_DIR, keras231_config
+from tf_keras_fixtures import OPS_DIR
 from torchk.layers import TFOpLambda, tf_ops
 
 TENSOR_0 = {'class_name': '__tensor__', 'index': 0}
@@ -76,7 +76,7 @@ def test_loaded_op_model_applies_to_new_inputs():
         groups = f['model_weights']
         weights = [np.asarray(groups['dense'][name])
                    for name in groups['dense'].attrs['weight_names']]
-    inner = keras.layers.deserialize(keras231_config(config))
+    inner = keras.models.model_from_config(config)
     inner.get_layer('dense').set_weights(weights)
     inputs = [keras.Input((4, 6)), keras.Input((4, 6))]
     outer = keras.Model(inputs, inner(inputs))

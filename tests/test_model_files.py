@@ -1,0 +1,213 @@
+"""The translation rules of torchk.model_files, one by one (the whole files are tested in
+tests/integration/test_tf_keras_models.py)."""
+import numpy as np
+import pytest
+
+import keras
+from keras import backend as K
+
+from torchk import model_files
+
+
+def _layer(class_name, **config):
+    config.setdefault('name', 'the_layer')
+    return {'class_name': class_name, 'config': config}
+
+
+def _initializer(class_name, **config):
+    return {'module': 'keras.initializers', 'class_name': class_name, 'config': config,
+            'registered_name': None}
+
+
+@pytest.mark.parametrize('saved, expected', [
+    (_layer('InputLayer', batch_input_shape=[None, 3], ragged=False, optional=False),
+     _layer('InputLayer', batch_input_shape=[None, 3])),
+    (_layer('InputLayer', batch_shape=[None, 3]),
+     _layer('InputLayer', batch_input_shape=[None, 3])),
+    (_layer('Conv2D', groups=1, filters=2), _layer('Conv2D', filters=2)),
+    (_layer('LSTM', time_major=False, unroll=True), _layer('LSTM', unroll=True)),
+    (_layer('BatchNormalization', axis=[3], fused=None, renorm=False),
+     _layer('BatchNormalization', axis=3)),
+    (_layer('Dense', dtype={'module': 'keras.mixed_precision', 'class_name': 'Policy',
+                            'config': {'name': 'float64'}, 'registered_name': None}),
+     _layer('Dense', dtype='float64')),
+    (_layer('Dense', kernel_initializer=_initializer('GlorotUniform', seed=None),
+            kernel_regularizer=_initializer('L2', l2=0.5), activation='relu'),
+     _layer('Dense', kernel_initializer={'class_name': 'glorot_uniform', 'config': {'seed': None}},
+            kernel_regularizer={'class_name': 'L1L2', 'config': {'l1': 0.0, 'l2': 0.5}},
+            activation='relu')),
+    (_layer('Dense', activation={'class_name': 'function', 'config': 'tanh'}),
+     _layer('Dense', activation='tanh')),
+    (_layer('Dense', kernel_initializer=_initializer('VarianceScaling', scale=2.0, mode='fan_in',
+                                                     distribution='truncated_normal', seed=1)),
+     _layer('Dense', kernel_initializer={'class_name': 'VarianceScaling', 'config': {
+         'scale': 2.0, 'mode': 'fan_in', 'distribution': 'normal', 'seed': 1}})),
+])
+def test_layer_rule_translates(saved, expected):
+    assert model_files.translate_model_config(saved) == expected
+
+
+@pytest.mark.parametrize('saved, message', [
+    (_layer('Conv2D', groups=2), r"'the_layer' \(Conv2D\).*groups=2"),
+    (_layer('LSTM', time_major=True), r"'the_layer' \(LSTM\).*time_major=True"),
+    (_layer('BatchNormalization', axis=[1, 2]), r"'the_layer'.*axis=\[1, 2\]"),
+    (_layer('Dense', dtype={'class_name': 'Policy', 'config': {'name': 'mixed_float16'}}),
+     r"'the_layer'.*mixed_float16"),
+])
+def test_layer_rule_refuses_what_keras_2_3_1_cannot_compute(saved, message):
+    with pytest.raises(ValueError, match=message):
+        model_files.translate_model_config(saved)
+
+
+def _functional(layers, inputs, outputs):
+    return {'class_name': 'Functional', 'config': {
+        'name': 'model', 'layers': layers, 'input_layers': inputs, 'output_layers': outputs}}
+
+
+def test_functional_model_nodes_and_tensor_keywords():
+    """`Functional` is Keras 2.3.1's `Model`; a bare input triple becomes a list; a tensor
+    passed by keyword (`value`) moves into the node's input list."""
+    saved = _functional([
+        dict(_layer('InputLayer', batch_input_shape=[None, 4, 2], name='x'), name='x',
+             inbound_nodes=[]),
+        dict(_layer('MultiHeadAttention', name='mha', num_heads=1, key_dim=2), name='mha',
+             inbound_nodes=[[['x', 0, 0, {'value': ['x', 0, 0], 'attention_mask': None}]]]),
+    ], ['x', 0, 0], ['mha', 0, 0])
+    translated = model_files.translate_model_config(saved)
+    assert translated['class_name'] == 'Model'
+    assert translated['config']['input_layers'] == [['x', 0, 0]]
+    assert translated['config']['layers'][1]['inbound_nodes'] == [
+        [['x', 0, 0, {}], ['x', 0, 0, {}]]]
+
+
+def test_keras_3_node_form():
+    saved = _functional([
+        dict(_layer('InputLayer', batch_shape=[None, 2], name='x'), name='x', inbound_nodes=[]),
+        dict(_layer('Dense', name='d', units=1), name='d', inbound_nodes=[{
+            'args': [{'class_name': '__keras_tensor__',
+                      'config': {'shape': [None, 2], 'keras_history': ['x', 0, 0]}}],
+            'kwargs': {}}]),
+    ], [['x', 0, 0]], [['d', 0, 0]])
+    translated = model_files.translate_model_config(saved)
+    assert translated['config']['layers'][1]['inbound_nodes'] == [[['x', 0, 0, {}]]]
+
+
+def test_tensor_keyword_of_an_unknown_call_is_refused():
+    saved = _functional([
+        dict(_layer('InputLayer', batch_input_shape=[None, 2], name='x'), name='x',
+             inbound_nodes=[]),
+        dict(_layer('Dense', name='d', units=1), name='d',
+             inbound_nodes=[[['x', 0, 0, {'other': ['x', 0, 0]}]]]),
+    ], [['x', 0, 0]], [['d', 0, 0]])
+    with pytest.raises(ValueError, match=r"'d' \(Dense\).*argument 'other'"):
+        model_files.translate_model_config(saved)
+
+
+def _optimizer(class_name, **config):
+    base = {'name': class_name, 'weight_decay': None, 'clipnorm': None, 'global_clipnorm': None,
+            'clipvalue': None, 'use_ema': False, 'ema_momentum': 0.99,
+            'ema_overwrite_frequency': None, 'jit_compile': True, 'is_legacy_optimizer': False,
+            'learning_rate': 0.01}
+    base.update(config)
+    return {'class_name': 'Custom>' + class_name, 'config': base}
+
+
+def test_v2_optimizer_becomes_keras_optimizer_with_same_hyper_parameters():
+    translated = model_files.translate_optimizer_config(
+        _optimizer('Adam', beta_1=0.8, beta_2=0.99, epsilon=1e-6, amsgrad=True, clipnorm=1.0))
+    assert translated == {'class_name': 'Adam', 'config': {
+        'learning_rate': 0.01, 'beta_1': 0.8, 'beta_2': 0.99, 'epsilon': 1e-6, 'amsgrad': True,
+        'clipnorm': 1.0}}
+    optimizer = keras.optimizers.deserialize(translated)
+    assert K.get_value(optimizer.beta_1) == np.float32(0.8)
+
+
+@pytest.mark.parametrize('config, message', [
+    (_optimizer('Adam', weight_decay=0.004), 'weight_decay=0.004'),
+    (_optimizer('Adam', use_ema=True), 'use_ema=True'),
+    (_optimizer('SGD', global_clipnorm=1.0), 'global_clipnorm=1.0'),
+    (_optimizer('RMSprop', centered=True), 'centered=True'),
+    (_optimizer('Adam', learning_rate={'class_name': 'ExponentialDecay', 'config': {}}),
+     'ExponentialDecay'),
+    (_optimizer('Ftrl'), 'Ftrl has no Keras 2.3.1 equivalent'),
+])
+def test_optimizer_setting_that_changes_training_is_refused(config, message):
+    with pytest.raises(ValueError, match=message):
+        model_files.translate_optimizer_config(config)
+
+
+@pytest.mark.parametrize('class_name', ['RMSprop', 'Adagrad'])
+def test_epsilon_placement_of_rmsprop_and_adagrad_is_announced(class_name):
+    with pytest.warns(UserWarning, match='sqrt'):
+        model_files.translate_optimizer_config(_optimizer(class_name, epsilon=1e-7))
+
+
+def _compiled_adam_model():
+    inputs = keras.layers.Input((3,))
+    outputs = keras.layers.Dense(1, name='out')(keras.layers.Dense(2, name='hidden')(inputs))
+    model = keras.models.Model(inputs, outputs)
+    model.compile(keras.optimizers.Adam(), 'mse')
+    model._make_train_function()
+    return model
+
+
+@pytest.mark.parametrize('layout', ['legacy', 'v2'])
+def test_adam_state_maps_from_tf_keras_slot_names(layout):
+    """Legacy tf.keras optimizers save [iter, hyper-parameters, m..., v...] named
+    `Adam/<weight>/m`; v2 ones [iteration, m, v, m, v, ...] named `Adam/m/<weight>`.
+    Either way Keras gets [iterations, m..., v..., vhat...] in its weights' order."""
+    model = _compiled_adam_model()
+    weights = [w.name.split(':')[0] for w in model._collected_trainable_weights]
+    m = {w: np.full(K.int_shape(v), i + 1.0) for i, (w, v) in
+         enumerate(zip(weights, model._collected_trainable_weights))}
+    v = {w: value * 10 for w, value in m.items()}
+    if layout == 'legacy':
+        names = ['Adam/iter:0', 'Adam/beta_1:0'] + ['Adam/%s/m:0' % w for w in weights[::-1]]
+        names += ['Adam/%s/v:0' % w for w in weights[::-1]]
+        values = [np.array(7), np.array(0.9)] + [m[w] for w in weights[::-1]]
+        values += [v[w] for w in weights[::-1]]
+    else:
+        names, values = ['iteration:0'], [np.array(7)]
+        for w in weights:
+            names += ['Adam/m/%s:0' % w, 'Adam/v/%s:0' % w]
+            values += [m[w], v[w]]
+    state = model_files.optimizer_state(model.optimizer, names, values,
+                                        model._collected_trainable_weights)
+    model.optimizer.set_weights(state)
+    restored = K.batch_get_value(model.optimizer.weights)
+    assert restored[0] == 7
+    count = len(weights)
+    for i, w in enumerate(weights):
+        np.testing.assert_array_equal(restored[1 + i], m[w])
+        np.testing.assert_array_equal(restored[1 + count + i], v[w])
+
+
+def test_unknown_slot_is_reported_not_guessed():
+    model = _compiled_adam_model()
+    state = model_files.optimizer_state(model.optimizer, ['iteration:0', 'Adam/zeta/out/bias:0'],
+                                        [np.array(3), np.zeros(1)],
+                                        model._collected_trainable_weights)
+    assert isinstance(state, str) and 'zeta' in state
+
+
+def test_torchk_layer_taking_the_key_gets_it_as_saved(monkeypatch):
+    """A rule translates for Keras 2.3.1's class; a torchk.layers class registered under the
+    same name that takes the key receives it unchanged."""
+    class Conv2D(keras.layers.Conv2D):
+        def __init__(self, filters, kernel_size, groups=1, **kwargs):
+            super(Conv2D, self).__init__(filters, kernel_size, **kwargs)
+    Conv2D.__module__ = 'torchk.layers.convolutional'
+    monkeypatch.setattr(keras.layers, 'Conv2D', Conv2D)
+    saved = _layer('Conv2D', filters=4, kernel_size=3, groups=2)
+    assert model_files.translate_model_config(saved) == saved
+
+
+def test_layer_called_on_a_constant_is_refused():
+    saved = _functional([
+        dict(_layer('InputLayer', batch_input_shape=[None, 2], name='x'), name='x',
+             inbound_nodes=[]),
+        dict(_layer('Add', name='add'), name='add',
+             inbound_nodes=[[['x', 0, 0, {}], ['_CONSTANT_VALUE', -1, [1.0, 2.0], {}]]]),
+    ], [['x', 0, 0]], [['add', 0, 0]])
+    with pytest.raises(ValueError, match=r"'add' \(Add\) was called on a constant"):
+        model_files.translate_model_config(saved)
