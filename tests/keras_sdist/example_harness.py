@@ -42,9 +42,9 @@ SOURCE_EDITS = {
                                      ("visualize_layer(vgg, LAYER_NAME)",
                                       "visualize_layer(vgg, LAYER_NAME, filter_range=(0, 2),"
                                       " upscaling_steps=1, output_dim=(64, 64))")],
-    'conv_lstm.py': [('generate_movies(n_samples=1200, n_frames=15)',
-                      'generate_movies(n_samples=8, n_frames=15)'),
-                     ('epochs=300', 'epochs=1')],
+    'conv_lstm.py': [('noisy_movies, shifted_movies = generate_movies(n_samples=1200)',
+                      'noisy_movies, shifted_movies = generate_movies(n_samples=24)'),
+                     ('which = 1004', 'which = 20')],
     'deep_dream.py': [("weights='imagenet'", 'weights=None'),
                       ('iterations = 20', 'iterations = 1')],
     'image_ocr.py': [('train(run_name, 0, 20, 128)', 'train(run_name, 0, 1, 128)'),
@@ -56,8 +56,11 @@ SOURCE_EDITS = {
     'cnn_seq2seq.py': [('nb_examples = 100', 'nb_examples = 3')],
     'lstm_stateful.py': [('epochs = 10', 'epochs = 1')],
     'lstm_text_generation.py': [('for i in range(400):', 'for i in range(5):')],
-    'mnist_acgan.py': [('epochs = 100', 'epochs = 1')],
-    'neural_doodle.py': [("weights='imagenet'", 'weights=None'),
+    'mnist_acgan.py': [('epochs = 100', 'epochs = 1'),
+                       ('num_batches = int(np.ceil(x_train.shape[0] / float(batch_size)))',
+                        'num_batches = 2')],
+    'neural_doodle.py': [('vgg19.VGG19(include_top=False, input_tensor=images)',
+                          'vgg19.VGG19(include_top=False, input_tensor=images, weights=None)'),
                          ('num_iterations = 50', 'num_iterations = 1')],
     'neural_style_transfer.py': [("weights='imagenet'", 'weights=None')],
     'class_activation_maps.py': [('model = model_class(input_shape=(input_size, input_size, 3))',
@@ -197,7 +200,8 @@ def _write_local_files():
             with open(os.path.join('20_newsgroup', group, str(1000 + i)), 'w') as f:
                 f.write('From: someone\n\n' + ' '.join(_words(rng, 50, VOCABULARY)))
     for name in ('base.jpg', 'style.jpg', 'style.png'):
-        Image.fromarray(rng.randint(0, 256, (64, 64, 3)).astype('uint8')).save(name)
+        size = 64 if name == 'style.png' else 224
+        Image.fromarray(rng.randint(0, 256, (size, size, 3)).astype('uint8')).save(name)
     for name in ('style_mask.png', 'target_mask.png'):
         mask = np.zeros((64, 64, 3), 'uint8')
         mask[:, 32:] = 255
