@@ -4,7 +4,8 @@ Keras 2.3.1's `tests/keras/backend/backend_test.py` checks every backend functio
 TensorFlow backend module (`KTF`, or Theano's/CNTK's) against `keras.backend.numpy_backend`;
 with any other backend `KTF` is None and each of those tests fails on `None.placeholder`. This
 plugin makes `keras.backend.tensorflow_backend` the active backend module (torchk.core), so the
-same tests compare torchk with the numpy reference. Load with `-p torchk_as_tf_backend` (run_suite.py does, for that file).
+same tests compare torchk with the numpy reference. Load with `-p torchk_as_tf_backend`
+(run_suite.py does, for that file).
 """
 import importlib
 import sys
