@@ -321,3 +321,36 @@ def test_keras_tensorboard_is_torchks_and_multi_gpu_model_points_to_distributed(
             else:
                 raise AssertionError('multi_gpu_model did not raise')
         '''))
+
+
+def test_save_model_into_a_stream_round_trips():
+    """saving.py:546 `save_to_binary_h5py` opened its in-memory file with h5py 3's default
+    mode 'r' and raised OSError; the stream now holds an HDF5 image of the model."""
+    import io
+
+    import h5py
+    import keras
+    import numpy as np
+
+    def same(a, b):
+        return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+    np.random.seed(3)
+    model = keras.models.Sequential([keras.layers.Dense(4, input_shape=(3,), activation='tanh'),
+                                     keras.layers.Dense(2)])
+    model.compile('sgd', 'mse')
+    weights = model.get_weights()
+    x = np.random.rand(5, 3).astype('float32')
+    # The reference: the same two layers in numpy.
+    expected = np.tanh(x @ weights[0] + weights[1]) @ weights[2] + weights[3]
+
+    stream = io.BytesIO()
+    keras.models.save_model(model, stream)
+    stream.seek(0)
+    with h5py.File(io.BytesIO(stream.getvalue()), 'r') as f:
+        stored = [f['model_weights'][layer.name][layer.name][name][()]
+                  for layer in model.layers for name in ('kernel:0', 'bias:0')]
+    assert same(stored, weights)
+    loaded = keras.models.load_model(stream)
+    assert same(loaded.get_weights(), weights)
+    np.testing.assert_allclose(loaded.predict(x), expected, rtol=1e-5, atol=1e-6)

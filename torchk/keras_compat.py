@@ -24,6 +24,8 @@ numbering unless stated):
   subclass of `h5py.Group`, so it also works inside `H5Dict`, the path of `load_model`.
   Keras' own code runs unchanged; files are written as before, and files written with h5py 2
   (fixed-length strings, which h5py 3 still reads as bytes) read as before.
+- h5py 3 also opens files read-only by default: saving a model into a file object
+  (`save_model(model, stream)`) opens its in-memory HDF5 file in mode 'w' explicitly.
 - 2.2.4's `model_from_yaml` calls `yaml.load` without the `Loader` that PyYAML 6 requires;
   the module's `yaml` gets a `load` whose `Loader` defaults to `yaml.FullLoader`, as the
   2.2.5 and 2.3.1 calls pass it.
@@ -233,9 +235,31 @@ def _bytes_attributes_view(h5py):
 def _patch_saving(saving):
     _read_string_attributes_as_bytes(saving)
     _yaml_load_with_a_loader(saving)
+    _save_to_streams_in_write_mode(saving)
     saving.save_model = _saving_atomically(saving.save_model, saving)
     from . import model_files
     model_files.install(saving)
+
+
+def _save_to_streams_in_write_mode(saving):
+    """io_utils.py:416 `save_to_binary_h5py`, which saving.py:546 calls to save a model into
+    a file object (`save_model(model, stream)`), opens its in-memory HDF5 file with
+    `h5py.File(name, driver='core', backing_store=False)` and no mode: h5py 3 made the
+    default mode 'r' (it was 'a'), so the file does not open (`OSError: Unable to
+    synchronously open file`). Both names get the same function opening it in mode 'w'."""
+    import h5py
+    from keras.utils import io_utils
+
+    def save_to_binary_h5py(save_function, stream):
+        with h5py.File('in-memory-h5py', mode='w', driver='core',
+                       backing_store=False) as h5file:
+            result = save_function(h5file)
+            h5file.flush()
+            image = h5file.id.get_file_image()
+        stream.write(image)
+        return result
+    io_utils.save_to_binary_h5py = save_to_binary_h5py
+    saving.save_to_binary_h5py = save_to_binary_h5py
 
 
 def _save_weights_atomically(network):
