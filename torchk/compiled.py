@@ -43,6 +43,7 @@ class CompiledProgram:
     def __init__(self, program, name):
         self.program = program
         self.source = program.source
+        self.computes_gradients = program.computes_gradients
         self.name = name
         self.compile_seconds = None
         self.error = None

@@ -7,6 +7,7 @@ import torch
 from . import compiled
 from . import config
 from . import dtypes
+from . import folding
 from . import graph
 from . import phase
 from . import program
@@ -238,6 +239,7 @@ class Function:
         targets = self.outputs + [value for _, value in self.updates]
         if fixed_phase is not None:
             targets = specialise_phase(targets, fixed_phase, self.inputs)
+        targets = folding.fold(targets, self.inputs)
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
@@ -269,6 +271,24 @@ class Function:
                                     device) if shares else None
         return feed
 
+    def _run(self, feeds):
+        """Runs the current program: under `torch.inference_mode` when it computes no
+        gradient (no autograd bookkeeping at all), else with autograd off outside the
+        gradient nodes. The context managers cost more than a small graph's whole run: the
+        modes are set directly."""
+        if not self._program.computes_gradients:
+            guard = torch._C._InferenceMode(True)
+            try:
+                return self._program(*feeds, *self._defaults)
+            finally:
+                del guard
+        grad_enabled = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        try:
+            return self._program(*feeds, *self._defaults)
+        finally:
+            torch._C._set_grad_enabled(grad_enabled)
+
     def __call__(self, inputs):
         if not isinstance(inputs, (list, tuple)):
             raise TypeError('A K.function is called with a list of input values, got %s.'
@@ -280,13 +300,7 @@ class Function:
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
             self._select_program(feeds)
-        # `torch.no_grad()` as a context manager costs more than a small graph's whole run.
-        grad_enabled = torch.is_grad_enabled()
-        torch._C._set_grad_enabled(False)
-        try:
-            values = self._program(*feeds, *self._defaults)
-        finally:
-            torch._C._set_grad_enabled(grad_enabled)
+        values = self._run(feeds)
         results = [_to_output(v) for v in values]
         if self._single:
             return results[0]

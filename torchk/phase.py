@@ -78,61 +78,22 @@ def specialise(targets, learning_phase, value, fed=()):
         a copy computed from the branches `value` selects (or by a constant); the others are
         returned unchanged.
     """
-    stop = {id(s) for s in fed if s is not learning_phase}
-    symbols = [t for t in targets if graph.is_symbol(t)]
-    nodes, _ = program.ancestors(symbols, stop=stop)
-    rewrite = _Rewrite(learning_phase, torch.tensor(bool(value)), stop)
+    fed = [s for s in fed if s is not learning_phase]
+    nodes, _ = program.ancestors([t for t in targets if graph.is_symbol(t)],
+                                 stop={id(s) for s in fed})
+    rewrite = program.Rewrite(fed)
+    rewrite.replace_symbol(learning_phase, torch.tensor(bool(value)))
     for node in nodes:
-        rewrite.visit(node)
-    return [rewrite.symbol(t) if graph.is_symbol(t) else t for t in targets]
-
-
-class _Rewrite:
-    """The replacements of one specialisation: a constant for the learning phase and for what
-    is computed from it alone, chosen branches for `select`s, copies of the nodes reading
-    them."""
-
-    def __init__(self, learning_phase, constant, fed):
-        self._symbols = {id(learning_phase): constant}
-        self._fed = fed
-        self._values = {}
-        self._copies = {}
-
-    def visit(self, node):
-        """Records what replaces `node`, if anything (nodes come in topological order)."""
-        replaced = [self.symbol(item) for item in node.inputs]
-        if all(new is old for new, old in zip(replaced, node.inputs)):
-            return
-        args = graph._map_structure(self.symbol, node.args)
-        kwargs = graph._map_structure(self.symbol, node.kwargs)
+        if not rewrite.changed(node):
+            continue
+        args, kwargs = rewrite.arguments(node)
         if node.fn is select.__wrapped__ and _is_scalar_constant(args[0]):
-            self._values[id(node)] = args[1] if bool(args[0]) else args[2]
-        elif node.kind == 'op' and not any(graph.is_symbol(new) for new in replaced):
-            self._values[id(node)] = node.fn(*args, **kwargs)
+            rewrite.replace_value(node, args[1] if bool(args[0]) else args[2])
+        elif node.kind == 'op' and not graph._contains_symbol((args, kwargs)):
+            rewrite.replace_value(node, node.fn(*args, **kwargs))
         else:
-            self._copies[id(node)] = graph.Node(node.fn, args, kwargs,
-                                                graph._symbols_in((args, kwargs)), node.kind)
-
-    def symbol(self, item):
-        """What replaces `item` (itself when nothing does)."""
-        if not graph.is_symbol(item) or id(item) in self._fed:
-            return item
-        if id(item) in self._symbols:
-            return self._symbols[id(item)]
-        node = getattr(item, 'node', None)
-        if not isinstance(item, graph.KerasTensor) or node is None:
-            return item
-        if id(node) in self._values:
-            found = self._values[id(node)]
-            for index in item.path:
-                found = found[index]
-        elif id(node) in self._copies:
-            found = graph.KerasTensor(self._copies[id(node)], item.path, item._static_shape,
-                                      item._torch_dtype, item._examples, item.name)
-        else:
-            return item
-        self._symbols[id(item)] = found
-        return found
+            rewrite.copy(node)
+    return rewrite.targets(targets)
 
 
 def _is_scalar_constant(value):
