@@ -239,13 +239,19 @@ class Function:
         targets = self.outputs + [value for _, value in self.updates]
         if fixed_phase is not None:
             targets = specialise_phase(targets, fixed_phase, self.inputs)
-        targets = folding.fold(targets, self.inputs)
+        frozen = compiled.freezes_inference() and not program.computes_gradients(
+            targets, self.inputs)
+        if not frozen:
+            # Compiled with frozen weights, inductor folds and fuses them itself.
+            targets = folding.fold(targets, self.inputs)
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
         built, unfed = program.compile_program(self.inputs, outputs, updates,
-                                               self._metric_flags, fuse=True)
-        if compiled.enabled():
+                                               self._metric_flags, fuse=True, frozen=frozen)
+        if frozen:
+            built = compiled.FrozenProgram(built, self.name)
+        elif compiled.enabled():
             built = compiled.CompiledProgram(built, self.name)
         return built, [torch.tensor(False) for _ in unfed]
 

@@ -270,7 +270,7 @@ def unique_updates(updates):
     return result
 
 
-def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
+def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=False):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -281,11 +281,14 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
         fuse: run the update fusion pass (`fusion.py`): only for programs whose nodes
             outside gradients run with autograd off, as `K.function` runs them (the
             sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
+        frozen: read the variables through `torch.nn.Parameter` aliases made now (sharing
+            their memory) instead of per-call aliases, so that `torch.compile` sees them as
+            parameters it may freeze (`compiled.py`); for programs without gradients.
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
         output values (`program.source` is its source, `program.computes_gradients` tells if
-        it calls autograd); `placeholders` are the placeholders the outputs need that are not
+        it calls autograd, `program.variables` are the variables it reads); `placeholders` are the placeholders the outputs need that are not
         fed, whose values follow the feeds.
     """
     updates = unique_updates(updates)
@@ -313,7 +316,11 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
     if recorded:
         emitter.lines.append('with torch.enable_grad():')
     for i, variable in enumerate(variables):
-        emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
+        if frozen:
+            emitter.lines.append('%sw%d = %s' % (indent, i, emitter.constant(
+                torch.nn.Parameter(variable.detach(), requires_grad=False))))
+        else:
+            emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
     recorded_splits = _column_splits([n for n in first_nodes if id(n) in recorded])
     for node in first_nodes:
         if id(node) in recorded_splits:
@@ -366,6 +373,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
     program = namespace['program']
     program.source = source
     program.computes_gradients = bool(grad_nodes)
+    program.variables = variables
     return program, placeholders
 
 
@@ -423,6 +431,14 @@ def _stale_after_updates(nodes, updated):
                     and id(item.node) in stale:
                 stale.add(id(node))
     return stale
+
+
+def computes_gradients(targets, fed=()):
+    """True if computing `targets` (symbols or constants), given the `fed` symbols, calls
+    autograd (a `K.gradients` node)."""
+    nodes, _ = ancestors([t for t in targets if graph.is_symbol(t)],
+                         stop={id(s) for s in fed})
+    return any(node.kind == GRADIENTS for node in nodes)
 
 
 def _needed_by_gradients(grad_nodes, fed):
