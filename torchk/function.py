@@ -242,7 +242,7 @@ class Function:
         frozen = compiled.freezes_inference() and not program.computes_gradients(
             targets, self.inputs)
         if not frozen:
-            # Compiled with frozen weights, inductor folds and fuses them itself.
+            # A program compiled with frozen weights is left unfolded: inductor folds it.
             targets = folding.fold(targets, self.inputs)
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
