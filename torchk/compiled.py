@@ -10,8 +10,7 @@ Two modes, chosen by `TORCHK_COMPILE` (or `set_enabled`):
 - `TORCHK_COMPILE=predict`: compiled predict. Only programs that compute no gradients
   (predict, evaluate) are compiled, from their second call, with the weights frozen
   (inductor's freezing: the variables become constants, so batch norm is folded into the
-  convolutions and their kernels are prepacked for oneDNN once, and the element-wise ops
-  are fused into C++ kernels). The program is specialised on the shapes it is called with
+  convolutions, and the element-wise ops are fused into C++ kernels). The program is specialised on the shapes it is called with
   (each new batch size compiles once). A frozen program is only valid for the weights it
   was compiled with: when a variable it reads has been written since (a training step,
   `set_weights`), the call runs the plain program and the next call with unchanged weights
@@ -147,7 +146,9 @@ class FrozenProgram(CompiledProgram):
         self._calls += 1
         if self.error is not None or self._calls == 1:
             return self.program(*args)
-        with torch._inductor.config.patch(freezing=True):
+        # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would
+        # skip the graph; unpacked, a later process loads it from disk (measured: same speed).
+        with torch._inductor.config.patch({'freezing': True, 'cpp.weight_prepack': False}):
             if self._compiled is None:
                 self._compiled = self._compile()
                 start = time.perf_counter()
