@@ -57,3 +57,58 @@ def test_off_by_default(monkeypatch):
     monkeypatch.delenv('TORCHK_COMPILE', raising=False)
     assert not compiled.enabled()
     assert not isinstance(_sgd_function()[1]._program, compiled.CompiledProgram)
+
+
+@pytest.fixture
+def compiling_predict():
+    compiled.set_enabled('predict')
+    yield
+    compiled.set_enabled(None)
+
+
+def _conv_bn_relu6():
+    """A convolution, an inference batch norm and a ReLU6: what freezing folds and fuses."""
+    rng = np.random.RandomState(0)
+    x = K.placeholder(shape=(None, 6, 6, 2))
+    kernel = K.variable(rng.uniform(-1, 1, (3, 3, 2, 4)))
+    statistics = [K.variable(rng.uniform(low, 1., 4)) for low in (-1., 0.5, -1., -1.)]
+    y = K.conv2d(x, kernel, padding='same', data_format='channels_last')
+    y = K.batch_normalization(y, *statistics, axis=-1, epsilon=1e-3)
+    return x, kernel, K.relu(y, max_value=6.)
+
+
+def test_compiled_predict_matches_plain_predict_and_follows_the_weights(
+        compiling_predict, capsys):
+    x, kernel, out = _conv_bn_relu6()
+    f = K.function([x], [out])
+    compiled.set_enabled(False)
+    plain = K.function([x], [out])
+    feed = np.random.RandomState(1).uniform(-2, 2, (3, 6, 6, 2)).astype('float32')
+    for _ in range(3):
+        np.testing.assert_allclose(f([feed])[0], plain([feed])[0], rtol=1e-5, atol=1e-5)
+    assert isinstance(f._program, compiled.FrozenProgram)
+    assert f._program.error is None and f._program.compile_seconds > 0
+    assert capsys.readouterr().err.count('weights frozen') == 1
+    K.set_value(kernel, K.get_value(kernel) * -2.)
+    for _ in range(2):  # plain, then compiled again with the new weights
+        np.testing.assert_allclose(f([feed])[0], plain([feed])[0], rtol=1e-5, atol=1e-5)
+    assert capsys.readouterr().err.count('weights frozen') == 1
+
+
+def test_compiled_predict_leaves_programs_with_gradients_alone(compiling_predict):
+    f = _check_training(3, rtol=1e-6)
+    assert not isinstance(f._program, compiled.CompiledProgram)
+
+
+@pytest.mark.parametrize('value,mode', [('0', None), ('1', 'all'), ('predict', 'predict')])
+def test_mode_from_the_environment(monkeypatch, value, mode):
+    monkeypatch.setenv('TORCHK_COMPILE', value)
+    assert compiled.mode() == mode
+
+
+def test_unknown_mode_is_refused(monkeypatch):
+    monkeypatch.setenv('TORCHK_COMPILE', 'yes')
+    with pytest.raises(ValueError, match='TORCHK_COMPILE'):
+        compiled.mode()
+    with pytest.raises(ValueError, match='set_enabled'):
+        compiled.set_enabled('always')

@@ -1,14 +1,26 @@
-"""Opt-in whole-program compile: a `K.function`'s program run through `torch.compile`.
+"""Opt-in compile: `K.function` programs run through `torch.compile`.
 
-With `TORCHK_COMPILE=1` (or `set_enabled(True)`), a `K.function` called a second time
-compiles its whole program, forward, backward and updates, with `torch.compile` (inductor:
-C++ on the CPU, Triton on CUDA), and prints the compile time once. One-off evaluations
-(`K.eval`, a function called once) never pay for a compile. Parts dynamo cannot trace run
-eagerly between compiled parts (the gradient call `torch.autograd.grad` is such a break: the
-forward pass and the update arithmetic compile on either side of it). A function whose
-compile fails runs its plain program from then on, after a one-time message naming the
-error: compiling never fails a user's program. The first compile of a graph takes seconds to
-a minute; inductor caches its kernels on disk, so later processes compile faster.
+Two modes, chosen by `TORCHK_COMPILE` (or `set_enabled`):
+
+- `TORCHK_COMPILE=1`: a `K.function` called a second time compiles its whole program,
+  forward, backward and updates, with `torch.compile` (inductor: C++ on the CPU, Triton on
+  CUDA), and prints the compile time once. Parts dynamo cannot trace run eagerly between
+  compiled parts (the gradient call `torch.autograd.grad` is such a break: the forward pass
+  and the update arithmetic compile on either side of it).
+- `TORCHK_COMPILE=predict`: compiled predict. Only programs that compute no gradients
+  (predict, evaluate) are compiled, from their second call, with the weights frozen
+  (inductor's freezing: the variables become constants, so batch norm is folded into the
+  convolutions, and the element-wise ops are fused into C++ kernels). The program is specialised on the shapes it is called with
+  (each new batch size compiles once). A frozen program is only valid for the weights it
+  was compiled with: when a variable it reads has been written since (a training step,
+  `set_weights`), the call runs the plain program and the next call with unchanged weights
+  compiles again. Use it for inference on a trained model, not between training steps.
+  Inductor's generated code is cached on disk, under `~/.cache/torchk/inductor` unless
+  `TORCHINDUCTOR_CACHE_DIR` says otherwise, so a later process compiles faster.
+
+One-off evaluations (`K.eval`, a function called once) never pay for a compile. A function
+whose compile fails runs its plain program from then on, after a one-time message naming
+the error: compiling never fails a user's program.
 """
 import os
 import sys
@@ -16,21 +28,49 @@ import time
 
 import torch
 
-_enabled = None
+_MODES = {'0': None, '1': 'all', 'predict': 'predict'}
+_mode = False
+
+
+def mode():
+    """The compile mode: None (off), 'all' (`TORCHK_COMPILE=1`) or 'predict'
+    (`TORCHK_COMPILE=predict`).
+
+    # Raises
+        ValueError: if `TORCHK_COMPILE` has another value.
+    """
+    if _mode is not False:
+        return _mode
+    value = os.environ.get('TORCHK_COMPILE', '0')
+    if value not in _MODES:
+        raise ValueError('TORCHK_COMPILE must be one of %s, got %r.'
+                         % (', '.join(sorted(_MODES)), value))
+    return _MODES[value]
 
 
 def enabled():
-    """True if `K.function`s compile their programs (`TORCHK_COMPILE=1`)."""
-    if _enabled is not None:
-        return _enabled
-    return os.environ.get('TORCHK_COMPILE', '0') == '1'
+    """True if `K.function`s compile their whole programs (`TORCHK_COMPILE=1`)."""
+    return mode() == 'all'
+
+
+def freezes_inference():
+    """True if programs without gradients are compiled with frozen weights
+    (`TORCHK_COMPILE=predict`)."""
+    return mode() == 'predict'
 
 
 def set_enabled(value):
-    """Turns whole-program compile on or off for `K.function`s built from now on (None:
-    follow the `TORCHK_COMPILE` environment variable)."""
-    global _enabled
-    _enabled = None if value is None else bool(value)
+    """Sets the compile mode for `K.function`s built from now on: True (every program),
+    'predict' (programs without gradients, weights frozen), False (none), or None (follow
+    the `TORCHK_COMPILE` environment variable).
+
+    # Raises
+        ValueError: for another value.
+    """
+    global _mode
+    if value not in (None, True, False, 'predict'):
+        raise ValueError("set_enabled takes True, False, 'predict' or None, got %r." % (value,))
+    _mode = False if value is None else {True: 'all', False: None}.get(value, value)
 
 
 class CompiledProgram:
@@ -43,6 +83,7 @@ class CompiledProgram:
     def __init__(self, program, name):
         self.program = program
         self.source = program.source
+        self.computes_gradients = program.computes_gradients
         self.name = name
         self.compile_seconds = None
         self.error = None
@@ -54,15 +95,17 @@ class CompiledProgram:
         if self.error is not None or self._calls == 1:
             return self.program(*args)
         if self._compiled is None:
-            self._compiled = torch.compile(self.program)
+            self._compiled = self._compile()
             start = time.perf_counter()
             values = self._run(args)
             if self.error is None:
                 self.compile_seconds = time.perf_counter() - start
-                print('torchk: compiled K.function %s in %.1f s (TORCHK_COMPILE=1).'
-                      % (self._label(), self.compile_seconds), file=sys.stderr)
+                self._report()
             return values
         return self._run(args)
+
+    def _compile(self):
+        return torch.compile(self.program)
 
     def _run(self, args):
         try:
@@ -74,5 +117,59 @@ class CompiledProgram:
                   file=sys.stderr)
             return self.program(*args)
 
+    def _report(self):
+        print('torchk: compiled K.function %s in %.1f s (TORCHK_COMPILE=1).'
+              % (self._label(), self.compile_seconds), file=sys.stderr)
+
     def _label(self):
         return repr(self.name) if self.name else '(unnamed)'
+
+
+class FrozenProgram(CompiledProgram):
+    """Runs a program without gradients (built with `frozen=True`) plainly on its first
+    call, and from the second on compiled with its variables frozen as constants; runs it
+    plainly again, and recompiles on the next call, when a variable has been written since
+    it was compiled (see the module doc)."""
+
+    def __init__(self, program, name):
+        super().__init__(program, name)
+        self._variables = program.variables
+        self._versions = None
+
+    def __call__(self, *args):
+        versions = [v._version for v in self._variables]
+        if versions != self._versions:
+            # Written since the last call (or the first call): frozen constants are stale.
+            self._versions = versions
+            self._compiled = None
+            self._calls = 0
+        self._calls += 1
+        if self.error is not None or self._calls == 1:
+            return self.program(*args)
+        # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would
+        # skip the graph; unpacked, a later process loads it from disk (measured: same speed).
+        with torch._inductor.config.patch({'freezing': True, 'cpp.weight_prepack': False}):
+            if self._compiled is None:
+                self._compiled = self._compile()
+                start = time.perf_counter()
+                values = self._run(args)
+                if self.error is None:
+                    self.compile_seconds = time.perf_counter() - start
+                    self._report()
+                return values
+            return self._run(args)
+
+    def _compile(self):
+        # Dynamo keys what it compiled on the code object: a new one compiles anew, with the
+        # variables' current values.
+        namespace = dict(self.program.__globals__)
+        exec(compile(self.source, '<torchk frozen program>', 'exec'), namespace)
+        os.environ.setdefault('TORCHINDUCTOR_CACHE_DIR', os.path.join(
+            os.path.expanduser('~'), '.cache', 'torchk', 'inductor'))
+        return torch.compile(namespace['program'], dynamic=False)
+
+    def _report(self):
+        print('torchk: compiled the predict program of K.function %s in %.1f s '
+              '(TORCHK_COMPILE=predict, weights frozen).' % (self._label(),
+                                                             self.compile_seconds),
+              file=sys.stderr)

@@ -246,13 +246,39 @@ def _flat_pads(pads):
 # ---------------------------------------------------------------------------------------------
 # Shared implementations (channels-first, torch kernels)
 
-def _convolve(x, weight, strides, padding, dilations, groups=1, bias=None):
+def _convolve(x, weight, strides, padding, dilations, groups=1, bias=None, activation=None,
+              packed_weights=None):
     """Convolution of the channels-first `x` with the torch `weight` (plus the 1D `bias` per
-    output channel, if given), TF padding rules."""
+    output channel, if given), TF padding rules.
+
+    `activation` (`('relu', ())` or `('hardtanh', (low, high))`) is applied to the result.
+    For float32 CPU tensors outside autograd (inference programs, `folding.py`), oneDNN
+    applies it as a post-op of the convolution, in the same pass; `packed_weights`, a dict
+    owned by the caller (to be emptied when `weight` changes), then keeps a 2D or 3D
+    convolution's `weight` reordered into oneDNN's blocked layout per input shape, which
+    saves the reorder on every call.
+    Elsewhere the activation is a separate op."""
     rank = x.ndim - 2
     pads = _spatial_pads(x.shape[2:], weight.shape[2:], strides, dilations, padding)
     x, torch_padding = _apply_padding(x, pads)
-    return _CONV[rank](x, weight, bias, strides, torch_padding, dilations, groups)
+    if activation is None and packed_weights is None:
+        return _CONV[rank](x, weight, bias, strides, torch_padding, dilations, groups)
+    name, scalars = activation or ('none', ())
+    if (x.device.type == 'cpu' and x.dtype == weight.dtype == torch.float32
+            and torch.backends.mkldnn.is_available() and not torch.is_grad_enabled()):
+        arguments = list(torch_padding), list(strides), list(dilations), groups
+        if packed_weights is not None and rank > 1:
+            key = tuple(x.shape)
+            if key not in packed_weights:
+                packed_weights[key] = torch.ops.mkldnn._reorder_convolution_weight(
+                    weight, *arguments, list(x.shape))
+            weight = packed_weights[key]
+        return torch.ops.mkldnn._convolution_pointwise(x, weight, bias, *arguments, name,
+                                                       list(scalars), '')
+    y = _CONV[rank](x, weight, bias, strides, torch_padding, dilations, groups)
+    if name == 'none':
+        return y
+    return torch.relu(y) if name == 'relu' else F.hardtanh(y, *scalars)
 
 
 def _conv_arguments(name, rank, x, strides, padding, data_format, dilation_rate,
@@ -270,7 +296,7 @@ def _kernel_details(kernel, layout, data_format):
 
 
 def _conv(name, rank, x, kernel, strides, padding, data_format, dilation_rate,
-          paddings=_PADDINGS, bias=None):
+          paddings=_PADDINGS, bias=None, activation=None, packed_weights=None):
     x_cf, strides, dilation_rate = _conv_arguments(name, rank, x, strides, padding,
                                                    data_format, dilation_rate, paddings)
     kernel = _tensor(kernel)
@@ -280,22 +306,27 @@ def _conv(name, rank, x, kernel, strides, padding, data_format, dilation_rate,
     validation.check_window_fits(name, 'kernel', x_cf.shape[2:], kernel.shape[:-2],
                                  dilation_rate, padding)
     y = _convolve(x_cf, _torch_kernel(kernel), strides, padding, dilation_rate,
-                  bias=None if bias is None else _tensor(bias))
+                  bias=None if bias is None else _tensor(bias), activation=activation,
+                  packed_weights=packed_weights)
     return _from_channels_first(y, data_format)
 
 
 def _keras_conv(rank, x, kernel, strides, padding, data_format, dilation_rate, border_mode=None,
-                dim_ordering=None, bias=None):
+                dim_ordering=None, bias=None, activation=None, packed_weights=None):
     """`conv1d`, `conv2d` or `conv3d` (by `rank`), Keras 1 keywords resolved; a 1D `bias` per
-    output channel is added by the torch convolution itself."""
+    output channel is added, and `activation` applied, by the torch convolution itself
+    (`packed_weights` as for `_convolve`)."""
     padding = _keras1_alias(padding, 'valid', border_mode, 'padding', 'border_mode')
     return _conv('conv%dd' % rank, rank, x, kernel, strides, padding,
                  _data_format(data_format, dim_ordering), dilation_rate,
-                 paddings=_PADDINGS + ('causal',) if rank == 1 else _PADDINGS, bias=bias)
+                 paddings=_PADDINGS + ('causal',) if rank == 1 else _PADDINGS, bias=bias,
+                 activation=activation, packed_weights=packed_weights)
 
 
-def _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, data_format):
-    """Depthwise convolution of the channels-first `x_cf`; kernel `(*spatial, in, dm)`."""
+def _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, data_format,
+               bias=None, activation=None, packed_weights=None):
+    """Depthwise convolution of the channels-first `x_cf`; kernel `(*spatial, in, dm)`; a 1D
+    `bias` per output channel, an `activation` and `packed_weights` as for `_convolve`."""
     rank = x_cf.ndim - 2
     depthwise_kernel = _tensor(depthwise_kernel)
     _check_rank(depthwise_kernel, rank + 2, name, 'depthwise_kernel')
@@ -307,7 +338,8 @@ def _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, da
                                  depthwise_kernel.shape[:-2], dilation_rate, padding)
     weight = depthwise_kernel.reshape(*depthwise_kernel.shape[:-2], 1, channels * multiplier)
     return _convolve(x_cf, _torch_kernel(weight), strides, padding, dilation_rate,
-                     groups=channels)
+                     groups=channels, bias=None if bias is None else _tensor(bias),
+                     activation=activation, packed_weights=packed_weights)
 
 
 def _separable(name, rank, x, depthwise_kernel, pointwise_kernel, strides, padding,
@@ -722,11 +754,19 @@ def depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding='valid', data_
     # Raises
         ValueError: if an argument, a rank or the kernel's channel count is invalid.
     """
+    return _depthwise_conv2d(x, depthwise_kernel, strides, padding, data_format, dilation_rate)
+
+
+def _depthwise_conv2d(x, depthwise_kernel, strides, padding, data_format, dilation_rate,
+                      bias=None, activation=None, packed_weights=None):
+    """`depthwise_conv2d`, with a 1D `bias` per output channel and an `activation` computed
+    by the torch convolution itself (`packed_weights`: see `_convolve`)."""
     name = 'depthwise_conv2d'
     data_format = _data_format(data_format)
     x_cf, strides, dilation_rate = _conv_arguments(name, 2, x, strides, padding, data_format,
                                                    dilation_rate)
-    y = _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, data_format)
+    y = _depthwise(name, x_cf, depthwise_kernel, strides, padding, dilation_rate, data_format,
+                   bias=bias, activation=activation, packed_weights=packed_weights)
     return _from_channels_first(y, data_format)
 
 
@@ -959,6 +999,56 @@ def bias_add(x, bias, data_format=None):
     if channels_first:
         bias = bias.reshape(x.shape[1:])
     return x + bias
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolutions taken apart for the inference passes (folding.py)
+
+_FUSABLE_RANKS = dict(_CONV_RANKS)
+_FUSABLE_RANKS[depthwise_conv2d.__wrapped__] = 2
+
+
+def _convolution_parts(node):
+    """Takes apart a recorded convolution: `conv1d`, `conv2d`, `conv3d` or `depthwise_conv2d`,
+    alone or with its `bias_add` (a `_biased_conv` node).
+
+    # Returns
+        `(conv, x, kernel, bias, options)`: the plain convolution function, its input, its
+        kernel (Keras layout), the bias (or None) and its other arguments by name, with the
+        data format resolved; None for any other node.
+    """
+    conv, args, kwargs, bias = node.fn, node.args, node.kwargs, None
+    if conv is _biased_conv:
+        conv, bias, args, kwargs = args
+    if conv not in _FUSABLE_RANKS:
+        return None
+    arguments = inspect.signature(conv).bind(*args, **kwargs)
+    arguments.apply_defaults()
+    options = dict(arguments.arguments)
+    x = options.pop('x')
+    kernel = options.pop('depthwise_kernel' if 'depthwise_kernel' in options else 'kernel')
+    options['data_format'] = _data_format(options['data_format'],
+                                          options.pop('dim_ordering', None))
+    return conv, x, kernel, bias, options
+
+
+def _is_depthwise(conv):
+    """True if `conv` (from `_convolution_parts`) is the depthwise convolution, whose output
+    channel `c * depth_multiplier + m` comes from `kernel[..., c, m]`."""
+    return conv is depthwise_conv2d.__wrapped__
+
+
+def _fused_convolution(conv, x, kernel, options, bias=None, activation=None,
+                      packed_weights=None):
+    """`conv(x, kernel, **options)` (from `_convolution_parts`) plus a 1D `bias` per output
+    channel and an `activation` (`('relu', ())` or `('hardtanh', (low, high))`), both computed
+    by the torch convolution itself; `packed_weights`: a dict for the kernel reordered for
+    oneDNN, to be emptied by the caller when the kernel changes (see `_convolve`)."""
+    if _is_depthwise(conv):
+        return _depthwise_conv2d(x, kernel, bias=bias, activation=activation,
+                                 packed_weights=packed_weights, **options)
+    return _keras_conv(_FUSABLE_RANKS[conv], x, kernel, bias=bias, activation=activation,
+                       packed_weights=packed_weights, **options)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ import torch
 from . import compiled
 from . import config
 from . import dtypes
+from . import folding
 from . import graph
+from . import phase
 from . import program
 from .validation import format_shape
 from .variables import Variable, reset_uids, sparse_tensor, to_numpy
@@ -204,18 +206,61 @@ class Function:
                                 'input %d is %r.' % (position, symbol))
         self.updates = flatten_updates(updates)
         _check_update_shapes(self.updates)
-        metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
-        self._program, unfed = program.compile_program(
-            self.inputs, self.outputs, self.updates, metric_flags, fuse=True)
+        self._metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
+        unfed = self._unfed_placeholders()
         missing = [p for p in unfed if not is_learning_phase(p)]
         if missing:
             raise ValueError('K.function %s needs placeholder(s) %s, which are not among its '
                              'inputs: add them to `inputs`.'
                              % (name or '', ', '.join(p._describe() for p in missing)))
-        self._defaults = [torch.tensor(False) for _ in unfed]
-        if compiled.enabled():
-            self._program = compiled.CompiledProgram(self._program, name)
+        # With the learning phase fed, a program per fed value is built on first use; an
+        # unfed learning phase is 0 on every call.
+        self._phase_position = next((i for i, s in enumerate(self.inputs)
+                                     if is_learning_phase(s)), None)
+        if not phase.enabled():
+            self._phase_position = None
+        self._programs = {}
+        self._program = self._defaults = None
+        if self._phase_position is None:
+            fixed_phase = False if unfed and phase.enabled() else None
+            self._program, self._defaults = self._build(fixed_phase)
         self._accepted = [None] * len(self.inputs)
+
+    def _unfed_placeholders(self):
+        """The placeholders the outputs and updates need that are not among the inputs."""
+        targets = self.outputs + [value for _, value in self.updates]
+        _, leaves = program.ancestors(targets, stop={id(s) for s in self.inputs})
+        return [leaf for leaf in leaves if isinstance(leaf, graph.KerasTensor)]
+
+    def _build(self, fixed_phase):
+        """Compiles the program for a learning phase fixed to `fixed_phase` (None: as fed).
+
+        Returns (program, values of the placeholders it needs that are not fed)."""
+        targets = self.outputs + [value for _, value in self.updates]
+        if fixed_phase is not None:
+            targets = specialise_phase(targets, fixed_phase, self.inputs)
+        frozen = compiled.freezes_inference() and not program.computes_gradients(
+            targets, self.inputs)
+        if not frozen:
+            # A program compiled with frozen weights is left unfolded: inductor folds it.
+            targets = folding.fold(targets, self.inputs)
+        outputs = targets[:len(self.outputs)]
+        updates = [(variable, value) for (variable, _), value in
+                   zip(self.updates, targets[len(self.outputs):])]
+        built, unfed = program.compile_program(self.inputs, outputs, updates,
+                                               self._metric_flags, fuse=True, frozen=frozen)
+        if frozen:
+            built = compiled.FrozenProgram(built, self.name)
+        elif compiled.enabled():
+            built = compiled.CompiledProgram(built, self.name)
+        return built, [torch.tensor(False) for _ in unfed]
+
+    def _select_program(self, feeds):
+        """Sets `_program` and `_defaults` to the program for these feeds' learning phase."""
+        fed_phase = bool(feeds[self._phase_position])
+        if fed_phase not in self._programs:
+            self._programs[fed_phase] = self._build(fed_phase)
+        self._program, self._defaults = self._programs[fed_phase]
 
     def _feed(self, position, value, device):
         """`convert_feed`, skipped for a numpy array of the same dtype, shape and strides as
@@ -232,6 +277,24 @@ class Function:
                                     device) if shares else None
         return feed
 
+    def _run(self, feeds):
+        """Runs the current program: under `torch.inference_mode` when it computes no
+        gradient (no autograd bookkeeping at all), else with autograd off outside the
+        gradient nodes. The context managers cost more than a small graph's whole run: the
+        modes are set directly."""
+        if not self._program.computes_gradients:
+            guard = torch._C._InferenceMode(True)
+            try:
+                return self._program(*feeds, *self._defaults)
+            finally:
+                del guard
+        grad_enabled = torch.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        try:
+            return self._program(*feeds, *self._defaults)
+        finally:
+            torch._C._set_grad_enabled(grad_enabled)
+
     def __call__(self, inputs):
         if not isinstance(inputs, (list, tuple)):
             raise TypeError('A K.function is called with a list of input values, got %s.'
@@ -241,17 +304,30 @@ class Function:
                              % (self.name or '', len(self.inputs), len(inputs)))
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
-        # `torch.no_grad()` as a context manager costs more than a small graph's whole run.
-        grad_enabled = torch.is_grad_enabled()
-        torch._C._set_grad_enabled(False)
-        try:
-            values = self._program(*feeds, *self._defaults)
-        finally:
-            torch._C._set_grad_enabled(grad_enabled)
+        if self._phase_position is not None:
+            self._select_program(feeds)
+        values = self._run(feeds)
         results = [_to_output(v) for v in values]
         if self._single:
             return results[0]
         return results if self._structure is list else self._structure(results)
+
+
+def specialise_phase(targets, value, fed=()):
+    """`targets` computed with the learning phase fixed to `value` (0 or 1) by the phase pass
+    (`phase.py`); unchanged when the pass is off or no learning phase was created.
+
+    # Arguments
+        targets: symbols (or constants): outputs, update values.
+        value: the learning phase, 0 or 1.
+        fed: symbols fed by each call: kept as they are, with their ancestors.
+
+    # Returns
+        A list like `targets`.
+    """
+    if not phase.enabled() or _learning_phase_placeholder is None:
+        return list(targets)
+    return phase.specialise(targets, _learning_phase_placeholder, value, fed)
 
 
 def _to_output(value):
@@ -378,23 +454,6 @@ def _detach(x):
     return x.detach()
 
 
-@graph.op
-def _select(condition, then_value, else_value):
-    condition = dtypes.as_tensor(condition)
-    then_value = dtypes.as_tensor(then_value)
-    else_value = dtypes.as_tensor(else_value)
-    if condition.ndim == 0 and condition.device.type != 'meta':
-        return then_value if bool(condition) else else_value
-    if condition.ndim == 0:
-        return torch.where(condition.bool(), then_value, else_value)
-    rank = max(then_value.ndim, else_value.ndim)
-    if condition.ndim > rank:
-        raise ValueError('switch: the condition has rank %d, more than the expressions (%d).'
-                         % (condition.ndim, rank))
-    condition = condition.reshape(tuple(condition.shape) + (1,) * (rank - condition.ndim))
-    return torch.where(condition.bool(), then_value, else_value)
-
-
 def switch(condition, then_expression, else_expression):
     """Selects between two expressions by a condition.
 
@@ -415,7 +474,7 @@ def switch(condition, then_expression, else_expression):
         then_expression = then_expression()
     if callable(else_expression):
         else_expression = else_expression()
-    return _select(condition, then_expression, else_expression)
+    return phase.select(condition, then_expression, else_expression)
 
 
 def in_train_phase(x, alt, training=None):

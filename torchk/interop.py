@@ -367,7 +367,8 @@ class KerasModule(torch.nn.Module):
             model = self.keras_model
             updates = (program.unique_updates(function.flatten_updates(model.updates))
                        if training else [])
-            targets = list(model.outputs) + [value for _, value in updates]
+            targets = function.specialise_phase(
+                list(model.outputs) + [value for _, value in updates], training, model.inputs)
             compiled, unfed = program.compile_program(
                 model.inputs, targets, [], [False] * len(targets))
             missing = [p for p in unfed if not function.is_learning_phase(p)]

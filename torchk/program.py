@@ -72,6 +72,76 @@ def ancestors(targets, stop):
     return order, list(leaves.values())
 
 
+class Rewrite:
+    """A rewrite of the graph behind a program's targets, made on a copy: the recorded graph,
+    which Keras keeps building on, is never modified.
+
+    A pass visits the nodes in topological order and, for each, either gives its result a
+    replacement (`replace_value`, `replace_node`) or calls `copy`, which copies the node with
+    its arguments replaced when one of its inputs was. `symbol` then says what stands for
+    any symbol; `targets` maps the targets.
+    """
+
+    def __init__(self, fed=()):
+        self._fed = {id(s) for s in fed}
+        self._symbols = {}
+        self._values = {}
+        self._nodes = {}
+
+    def replace_symbol(self, symbol, value):
+        """Makes `value` stand for `symbol` (a placeholder or a variable)."""
+        self._symbols[id(symbol)] = value
+
+    def replace_value(self, node, value):
+        """Makes `value` (structured like the node's result) stand for `node`'s result."""
+        self._values[id(node)] = value
+
+    def replace_node(self, node, replacement):
+        """Makes the results of the node `replacement` stand for those of `node`."""
+        self._nodes[id(node)] = replacement
+
+    def changed(self, node):
+        """True if one of `node`'s inputs has a replacement."""
+        return any(self.symbol(item) is not item for item in node.inputs)
+
+    def arguments(self, node):
+        """`node`'s (args, kwargs) with every symbol replaced."""
+        return (graph._map_structure(self.symbol, node.args),
+                graph._map_structure(self.symbol, node.kwargs))
+
+    def copy(self, node):
+        """Copies `node` with its arguments replaced, if one of its inputs was."""
+        if self.changed(node):
+            args, kwargs = self.arguments(node)
+            self.replace_node(node, graph.Node(node.fn, args, kwargs,
+                                               graph._symbols_in((args, kwargs)), node.kind))
+
+    def symbol(self, item):
+        """What stands for `item` (itself when nothing replaces it)."""
+        if not graph.is_symbol(item) or id(item) in self._fed:
+            return item
+        if id(item) in self._symbols:
+            return self._symbols[id(item)]
+        node = getattr(item, 'node', None)
+        if not isinstance(item, graph.KerasTensor) or node is None:
+            return item
+        if id(node) in self._values:
+            found = self._values[id(node)]
+            for index in item.path:
+                found = found[index]
+        elif id(node) in self._nodes:
+            found = graph.KerasTensor(self._nodes[id(node)], item.path, item._static_shape,
+                                      item._torch_dtype, item._examples, item.name)
+        else:
+            return item
+        self._symbols[id(item)] = found
+        return found
+
+    def targets(self, targets):
+        """`targets` (symbols or constants) with every symbol replaced."""
+        return [self.symbol(t) for t in targets]
+
+
 class _Emitter:
     """Turns nodes into lines of source, naming every value it refers to."""
 
@@ -200,7 +270,7 @@ def unique_updates(updates):
     return result
 
 
-def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
+def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=False):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -211,11 +281,15 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
         fuse: run the update fusion pass (`fusion.py`): only for programs whose nodes
             outside gradients run with autograd off, as `K.function` runs them (the
             sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
+        frozen: read the variables through `torch.nn.Parameter` aliases made now (sharing
+            their memory) instead of per-call aliases, so that `torch.compile` sees them as
+            parameters it may freeze (`compiled.py`); for programs without gradients.
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
-        output values; `placeholders` are the placeholders the outputs need that are not fed,
-        whose values follow the feeds.
+        output values (`program.source` is its source, `program.computes_gradients` tells if
+        it calls autograd, `program.variables` are the variables it reads); `placeholders` are the placeholders the outputs need that are not
+        fed, whose values follow the feeds.
     """
     updates = unique_updates(updates)
     fed = {id(s): 'p%d' % i for i, s in enumerate(inputs)}
@@ -242,7 +316,11 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
     if recorded:
         emitter.lines.append('with torch.enable_grad():')
     for i, variable in enumerate(variables):
-        emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
+        if frozen:
+            emitter.lines.append('%sw%d = %s' % (indent, i, emitter.constant(
+                torch.nn.Parameter(variable.detach(), requires_grad=False))))
+        else:
+            emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
     recorded_splits = _column_splits([n for n in first_nodes if id(n) in recorded])
     for node in first_nodes:
         if id(node) in recorded_splits:
@@ -294,6 +372,8 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False):
     exec(compile(source, '<torchk program>', 'exec'), namespace)
     program = namespace['program']
     program.source = source
+    program.computes_gradients = bool(grad_nodes)
+    program.variables = variables
     return program, placeholders
 
 
@@ -351,6 +431,14 @@ def _stale_after_updates(nodes, updated):
                     and id(item.node) in stale:
                 stale.add(id(node))
     return stale
+
+
+def computes_gradients(targets, fed=()):
+    """True if computing `targets` (symbols or constants), given the `fed` symbols, calls
+    autograd (a `K.gradients` node)."""
+    nodes, _ = ancestors([t for t in targets if graph.is_symbol(t)],
+                         stop={id(s) for s in fed})
+    return any(node.kind == GRADIENTS for node in nodes)
 
 
 def _needed_by_gradients(grad_nodes, fed):

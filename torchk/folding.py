@@ -1,0 +1,226 @@
+"""Inference folding: a pass that merges the layers after a convolution into the convolution,
+for programs that compute no gradients (predict, evaluate).
+
+A Keras `Conv2D`/`DepthwiseConv2D` (bias or not) followed by `BatchNormalization` and a ReLU
+or ReLU6 records a convolution, `batch_normalization` over the moving statistics (once the
+learning phase is resolved: `phase.py`) and `relu`: three or more passes over the
+activations. In a program that does not train, this pass rewrites them into one node:
+- a `batch_normalization` whose input is a convolution read by nothing else, over 1D
+  variables laid along the convolution's channels, is folded into the convolution: with
+  `scale = gamma / sqrt(var + epsilon)`, the kernel's output channels are multiplied by
+  `scale` and the bias becomes `(bias - mean) * scale + beta`. The folded kernel and bias
+  are computed once and again whenever one of the variables changes (their version
+  counters: every in-place write, `K.set_value`, `set_weights`, a training step);
+- a `relu` (no `alpha` or `threshold`; with or without `max_value`) of such a convolution is
+  applied by the convolution: on the CPU by oneDNN as a post-op (`_convolution_pointwise`),
+  one pass over the output instead of two or three.
+Values agree with the unfused program to float32 rounding (the normalization is applied to
+the weights instead of the activations). Programs that compute gradients are never
+rewritten: the gradients of the kernel, the bias and the batch-norm parameters need the
+separate ops.
+
+`TORCHK_FOLD=0` (or `set_enabled(False)`) turns the pass off for programs built afterwards.
+"""
+import inspect
+import os
+
+import torch
+
+from . import conv_ops
+from . import graph
+from . import nn_ops
+from . import program
+from .variables import Variable
+
+_BATCH_NORMALIZATION = nn_ops.batch_normalization.__wrapped__
+_RELU = nn_ops.relu.__wrapped__
+_enabled = None
+
+
+def enabled():
+    """True if the pass runs (`TORCHK_FOLD=0` turns it off)."""
+    if _enabled is not None:
+        return _enabled
+    return os.environ.get('TORCHK_FOLD', '1') != '0'
+
+
+def set_enabled(value):
+    """Turns the pass on or off for programs built from now on (None: follow the
+    `TORCHK_FOLD` environment variable)."""
+    global _enabled
+    _enabled = None if value is None else bool(value)
+
+
+def fold(targets, fed=()):
+    """Returns `targets` computed with batch normalizations and ReLUs merged into the
+    convolutions before them (see the module doc); unchanged when the pass is off or the
+    program computes gradients.
+
+    # Arguments
+        targets: symbols (or constants) a program computes: outputs, update values.
+        fed: symbols fed by each call: they and their ancestors are kept as they are.
+
+    # Returns
+        A list like `targets`.
+    """
+    if not enabled():
+        return list(targets)
+    symbols = [t for t in targets if graph.is_symbol(t)]
+    nodes, _ = program.ancestors(symbols, stop={id(s) for s in fed})
+    if any(node.kind == program.GRADIENTS for node in nodes):
+        return list(targets)
+    readers = {}
+    for item in [i for node in nodes for i in node.inputs] + symbols:
+        node = getattr(item, 'node', None)
+        if isinstance(item, graph.KerasTensor) and node is not None:
+            readers[id(node)] = readers.get(id(node), 0) + 1
+    rewrite = program.Rewrite(fed)
+    fused = {}
+    for node in nodes:
+        merged = _merge(node, readers, fused)
+        if merged is None:
+            rewrite.copy(node)
+            continue
+        fused[id(node)] = merged
+        args = tuple(rewrite.symbol(item) for item in (merged.x,) + merged.parameters)
+        rewrite.replace_node(node, graph.Node(merged, args, {}, graph._symbols_in(args)))
+    return rewrite.targets(targets)
+
+
+def _merge(node, readers, fused):
+    """The `FusedConvolution` that computes `node` with the convolution before it, or None."""
+    if node.fn is _BATCH_NORMALIZATION:
+        source = _only_reader_of(node, readers)
+        if source is None or id(source.node) in fused:
+            return None
+        parts = conv_ops._convolution_parts(source.node)
+        return None if parts is None else _with_batch_normalization(node, source, parts)
+    if node.fn is _RELU:
+        activation = _activation(node)
+        source = _only_reader_of(node, readers)
+        if activation is None or source is None:
+            return None
+        if id(source.node) in fused:
+            before = fused[id(source.node)]
+            return None if before.activation else before.with_activation(activation)
+        parts = conv_ops._convolution_parts(source.node)
+        if parts is None:
+            return None
+        conv, x, kernel, bias, options = parts
+        return FusedConvolution(conv, x, options, kernel, bias, activation=activation)
+    return None
+
+
+def _bound(node):
+    arguments = inspect.signature(node.fn).bind(*node.args, **node.kwargs)
+    arguments.apply_defaults()
+    return arguments.arguments
+
+
+def _only_reader_of(node, readers):
+    """The symbol passed as `x` to `node` when `node` alone reads its node's result."""
+    source = _bound(node)['x']
+    if (not isinstance(source, graph.KerasTensor) or source.node is None or source.path != ()
+            or readers.get(id(source.node)) != 1):
+        return None
+    return source
+
+
+def _is_parameter(value):
+    return isinstance(value, Variable) and value.dtype.is_floating_point
+
+
+def _activation(node):
+    """`relu`'s arguments as a convolution activation, or None when it is not a plain or
+    capped ReLU (`alpha` and `threshold` 0)."""
+    arguments = _bound(node)
+    alpha, max_value, threshold = (arguments[k] for k in ('alpha', 'max_value', 'threshold'))
+    if any(type(v) not in (int, float) for v in (alpha, threshold)) or alpha or threshold:
+        return None
+    if max_value is None:
+        return 'relu', ()
+    if type(max_value) not in (int, float) or not max_value > 0:
+        return None
+    return 'hardtanh', (0., float(max_value))
+
+
+def _with_batch_normalization(node, source, parts):
+    """The folded form of `batch_normalization(conv(...))`, or None when the statistics and
+    parameters are not 1D variables along the convolution's channels."""
+    conv, x, kernel, bias, options = parts
+    arguments = _bound(node)
+    shape = source._static_shape
+    if shape is None or not isinstance(arguments['axis'], int) \
+            or type(arguments['epsilon']) not in (int, float):
+        return None
+    channel_axis = 1 if options['data_format'] == 'channels_first' else len(shape) - 1
+    if arguments['axis'] % len(shape) != channel_axis or shape[channel_axis] is None:
+        return None
+    statistics = [arguments[k] for k in ('mean', 'var', 'beta', 'gamma')]
+    weights = [kernel, bias] + statistics
+    if any(w is not None and not (_is_parameter(w) and w.dtype == kernel.dtype)
+           for w in weights) or statistics[0] is None or statistics[1] is None:
+        return None
+    if any(w is not None and tuple(w.shape) != (shape[channel_axis],)
+           for w in [bias] + statistics):
+        return None
+    return FusedConvolution(conv, x, options, kernel, bias, statistics,
+                            float(arguments['epsilon']))
+
+
+class FusedConvolution:
+    """The function of a node that computes a convolution with a batch normalization folded
+    into it and an activation applied by it.
+
+    Called with the convolution's input, then its kernel and bias, then the batch-norm
+    mean, variance, beta and gamma (the node's `parameters`, None where absent). When the
+    kernel, bias and statistics are all variables, the folded kernel and bias, and the
+    kernel packed for oneDNN, are kept from call to call until one of them is written (its
+    version counter changes).
+    """
+
+    def __init__(self, conv, x, options, kernel, bias, statistics=None, epsilon=None,
+                 activation=None):
+        self.conv = conv
+        self.x = x
+        self.options = options
+        self.parameters = (kernel, bias) + tuple(statistics or (None,) * 4)
+        self.epsilon = epsilon
+        self.activation = activation
+        self.__name__ = 'fused_' + conv.__name__
+        self._kept = all(p is None or isinstance(p, Variable) for p in self.parameters)
+        self._versions = None
+        self._weights = None
+        self._packed = {}
+
+    def with_activation(self, activation):
+        """The same convolution with `activation` applied."""
+        return FusedConvolution(self.conv, self.x, self.options, *self.parameters[:2],
+                                self.parameters[2:] if self.epsilon is not None else None,
+                                self.epsilon, activation)
+
+    def __call__(self, x, kernel, bias, mean, var, beta, gamma):
+        if not self._kept:
+            return conv_ops._fused_convolution(self.conv, x, kernel, self.options, bias,
+                                              self.activation)
+        weights = (kernel, bias, mean, var, beta, gamma)
+        versions = [(w.data_ptr(), w._version) for w in weights if w is not None]
+        if versions != self._versions:
+            self._versions = versions
+            self._weights = self._fold(*weights) if self.epsilon is not None else None
+            self._packed = {}
+        if self._weights is not None:
+            kernel, bias = self._weights
+        return conv_ops._fused_convolution(self.conv, x, kernel, self.options, bias,
+                                          self.activation, self._packed)
+
+    def _fold(self, kernel, bias, mean, var, beta, gamma):
+        """The kernel and bias with the normalization folded in."""
+        with torch.no_grad():
+            scale = torch.rsqrt(var + self.epsilon)
+            if gamma is not None:
+                scale = scale * gamma
+            channels = kernel.shape[-2:] if conv_ops._is_depthwise(self.conv) else (-1,)
+            folded_kernel = kernel * scale.reshape(channels)
+            shift = -mean if bias is None else bias - mean
+            return folded_kernel, shift * scale if beta is None else shift * scale + beta
