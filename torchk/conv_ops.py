@@ -302,8 +302,8 @@ def _output_sizes(output_shape, rank, data_format, name):
     else:
         channels, spatial = output_shape[-1], output_shape[1:-1]
     try:
-        sizes = [operator.index(size) for size in spatial]
-        channels = None if channels is None else operator.index(channels)
+        sizes = [graph.size_value(size) for size in spatial]
+        channels = None if channels is None else graph.size_value(channels)
     except TypeError:
         raise ValueError('%s needs integer spatial sizes and channels in output_shape; got %r.'
                          % (name, output_shape)) from None
@@ -360,7 +360,7 @@ def _pool(name, rank, x, pool_size, strides, padding, data_format, pool_mode):
     if pool_mode == 'max':
         padded, torch_padding = _apply_padding(x_cf, pads, value=-math.inf)
         y = _MAX_POOL[rank](padded, pool_size, strides, torch_padding)
-    elif all(before == after for before, after in pads):
+    elif all(type(before) is int and before == after for before, after in pads):
         y = _AVG_POOL[rank](x_cf, pool_size, strides, [p for p, _ in pads],
                             count_include_pad=False)
     else:

@@ -13,6 +13,7 @@ A `.pt2` file needs only torch to run (`torch.export.load(path).module()(*inputs
 Importing this module imports Keras, which must be configured to use torchk.
 """
 import keyword
+import operator
 import os
 import re
 
@@ -85,8 +86,99 @@ def output_names(model):
     return [_identifier(name, taken) for name in model.output_names]
 
 
+def _is_index(value):
+    return isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool)
+
+
+def _elementwise(operation, a, b):
+    """`operation` on sizes (ints, SymInts) or lists of them, broadcasting a scalar."""
+    if isinstance(a, list) and isinstance(b, list):
+        return [operation(x, y) for x, y in zip(a, b)]
+    if isinstance(a, list):
+        return [operation(x, b) for x in a]
+    if isinstance(b, list):
+        return [operation(a, y) for y in b]
+    return operation(a, b)
+
+
+_ARITHMETIC = {
+    '__add__': operator.add, '__radd__': lambda a, b: b + a, 'add': operator.add,
+    '__sub__': operator.sub, '__rsub__': lambda a, b: b - a, 'sub': operator.sub,
+    '__mul__': operator.mul, '__rmul__': lambda a, b: b * a, 'mul': operator.mul,
+    '__floordiv__': operator.floordiv, '__rfloordiv__': lambda a, b: b // a,
+    'floor_divide': operator.floordiv,
+}
+_SAME_VALUES = ('to', 'long', 'int', 'clone', 'detach', 'reshape', 'view', 'flatten',
+                'as_tensor', 'type')
+_READ_VALUES = ('__int__', '__index__', 'item', 'tolist')
+
+
+class _SymbolicSizes(torch.overrides.TorchFunctionMode):
+    """Keeps the sizes that shape tensors hold symbolic while a program is exported.
+
+    `K.shape(x)` is a tensor made from `x.shape`; code that reads sizes back from it
+    (`K.reshape(x, (K.shape(x)[0], 4))`, the output shape of a transposed convolution)
+    would get data-dependent values under `torch.export`, which cannot be traced. This mode
+    follows tensors made from sizes through indexing, arithmetic, stacking and casts, and
+    reading them (`int`, `operator.index`, `item`, `tolist`) returns the symbolic sizes.
+    """
+
+    def __init__(self):
+        super(_SymbolicSizes, self).__init__()
+        self._values = {}
+
+    def _value(self, item):
+        if isinstance(item, torch.Tensor):
+            found = self._values.get(id(item))
+            return None if found is None else found[1]
+        return item if _is_index(item) else None
+
+    def _track(self, tensor, value):
+        if isinstance(tensor, torch.Tensor) and value is not None:
+            self._values[id(tensor)] = (tensor, value)
+        return tensor
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, '__name__', '')
+        if name in _READ_VALUES and args and self._value(args[0]) is not None:
+            return self._value(args[0])
+        result = func(*args, **kwargs)
+        return self._track(result, self._symbolic_result(func, name, args))
+
+    def _symbolic_result(self, func, name, args):
+        """The sizes `result` holds, or None when it is not a tracked size tensor."""
+        if func in (torch.tensor, torch.as_tensor) and args:
+            values = args[0]
+            if isinstance(values, (list, tuple, torch.Size)) and all(
+                    _is_index(v) for v in values) and values:
+                return list(values)
+            if _is_index(values) or isinstance(values, torch.Tensor):
+                return self._value(values)
+            return None
+        if not args or not isinstance(args[0], torch.Tensor) and name not in _ARITHMETIC:
+            if func in (torch.stack, torch.cat) and args:
+                values = [self._value(t) for t in args[0]]
+                if values and all(v is not None for v in values):
+                    return [x for v in values for x in (v if isinstance(v, list) else [v])]
+            return None
+        if name == '__getitem__':
+            value, key = self._value(args[0]), args[1]
+            key = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+            if isinstance(value, list) and isinstance(key, (int, slice)):
+                return value[key]
+            return None
+        if name in _ARITHMETIC and len(args) == 2:
+            a, b = self._value(args[0]), self._value(args[1])
+            return None if a is None or b is None else _elementwise(_ARITHMETIC[name], a, b)
+        if name in _SAME_VALUES:
+            return self._value(args[0])
+        return None
+
+
 class _InferenceModule(torch.nn.Module):
-    """Runs a `KerasModule` in eval mode; `forward` takes the inputs by their Keras names."""
+    """Runs a `KerasModule` in eval mode; `forward` takes the inputs by their Keras names,
+    and sizes read from shape tensors stay symbolic (`_SymbolicSizes`)."""
 
     def __init__(self, keras_module):
         super(_InferenceModule, self).__init__()
@@ -96,9 +188,10 @@ class _InferenceModule(torch.nn.Module):
     def with_inputs(cls, keras_module, names):
         """An instance whose `forward` signature lists `names` (they name the exported
         program's inputs)."""
-        source = 'def forward(self, %s):\n    return self.model(%s)\n' % (
+        source = ('def forward(self, %s):\n    with _SymbolicSizes():\n'
+                  '        return self.model(%s)\n') % (
             ', '.join(names), ''.join(name + ', ' for name in names))
-        namespace = {}
+        namespace = {'_SymbolicSizes': _SymbolicSizes}
         exec(compile(source, '<torchk export>', 'exec'), namespace)
         subclass = type('KerasInference', (cls,), {'forward': namespace['forward']})
         return subclass(keras_module)
@@ -121,16 +214,18 @@ def _example_inputs(model, static_batch):
     return examples
 
 
-def _dynamic_shapes(model, names, static_batch):
+def _dynamic_shapes(model, names, static_batch, free_sizes):
     """`torch.export` dynamic shapes: one batch dimension shared by all inputs (unless
-    `static_batch`), and each other axis the model leaves unknown."""
+    `static_batch`), and each other axis the model leaves unknown: any size from 1 when
+    `free_sizes`, else with the range and relations `torch.export` finds (`Dim.AUTO`)."""
     batch = None if static_batch else torch.export.Dim('batch', min=1)
     shapes = {}
     for name, x in zip(names, model.inputs):
         axes = {} if batch is None else {0: batch}
         for axis, size in enumerate(K.int_shape(x)[1:], start=1):
             if size is None:
-                axes[axis] = torch.export.Dim.AUTO
+                axes[axis] = (torch.export.Dim('%s_axis%d' % (name, axis), min=1)
+                              if free_sizes else torch.export.Dim.AUTO)
         shapes[name] = axes
     return shapes
 
@@ -174,10 +269,21 @@ def exported_program(model, static_batch=None):
     module = _InferenceModule.with_inputs(KerasModule(inference), names)
     examples = _example_inputs(model, static_batch)
     with torch.no_grad():
-        program = torch.export.export(
-            module, tuple(examples),
-            dynamic_shapes=_dynamic_shapes(model, names, static_batch))
+        try:
+            program = _export(module, examples, _dynamic_shapes(model, names, static_batch, True))
+        except torch._dynamo.exc.UserError:
+            # the model constrains an unknown axis (a window must fit, two inputs must
+            # have equal lengths): let torch.export find the ranges
+            program = _export(module, examples,
+                              _dynamic_shapes(model, names, static_batch, False))
     return _frozen(program)
+
+
+def _export(module, examples, dynamic_shapes):
+    # scan bodies are traced by dynamo, whose cache would carry the sizes of an earlier
+    # export of the same code into this one
+    torch._dynamo.reset()
+    return torch.export.export(module, tuple(examples), dynamic_shapes=dynamic_shapes)
 
 
 def export(model, path, opset=None, static_batch=None):
