@@ -172,7 +172,8 @@ def _torch_kernel(kernel):
 
 def _same_padding(size, kernel_size, stride, dilation):
     """TensorFlow's 'same' padding of one axis: `(before, after)`, the odd cell after."""
-    output_size = -(-size // stride)
+    # ceil division on non-negative operands only: ONNX divides integers towards zero
+    output_size = (size + stride - 1) // stride
     # torch.sym_max: sizes may be symbolic, and `max` of one is miscompiled inside a
     # `scan` body (torch 2.13 gives 0)
     total = torch.sym_max((output_size - 1) * stride + (kernel_size - 1) * dilation + 1 - size,
@@ -341,10 +342,19 @@ def _conv_transpose(name, rank, x, kernel, output_shape, strides, padding, data_
         torch_padding.append(before)
         output_padding.append(torch.sym_max(extra, 0))
         crops.append((0, torch.sym_min(extra, 0)))
-    y = _CONV_TRANSPOSE[rank](x_cf, _torch_kernel(kernel), None, strides, torch_padding,
-                              output_padding, 1, dilation_rate)
-    if any(crop for _, crop in crops):
-        y = F.pad(y, _flat_pads(crops))
+    if all(type(size) is int for size in torch_padding + output_padding):
+        y = _CONV_TRANSPOSE[rank](x_cf, _torch_kernel(kernel), None, strides, torch_padding,
+                                  output_padding, 1, dilation_rate)
+        if any(crop for _, crop in crops):
+            y = F.pad(y, _flat_pads(crops))
+    else:
+        # Symbolic sizes (torch.export): ONNX takes output_padding as a constant, so the
+        # full result is computed and `out` cells taken from `before` on (a negative pad
+        # crops, a positive one appends the zero cells the full result lacks).
+        y = _CONV_TRANSPOSE[rank](x_cf, _torch_kernel(kernel), None, strides, 0, 0, 1,
+                                  dilation_rate)
+        y = F.pad(y, _flat_pads([(-before, out - (full - before)) for before, out, full in
+                                 zip(torch_padding, sizes, y.shape[2:])]))
     return _from_channels_first(y, data_format)
 
 

@@ -277,7 +277,8 @@ def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel
         states = [h_all[-1]]
     if keep is not None:
         # outputs repeat the previous output on masked steps: zeros before the first kept one
-        h_all = torch.where(keep.cummax(0).values, h_all, torch.zeros_like(h_all))
+        # (`cumsum`, not `cummax`: ONNX has no cummax)
+        h_all = torch.where(keep.cumsum(0) > 0, h_all, torch.zeros_like(h_all))
     return h_all[-1], h_all.transpose(0, 1), states
 
 

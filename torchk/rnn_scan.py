@@ -45,21 +45,23 @@ def _lstm_step(recurrent_kernel, recurrent_mask, act, ract):
 
 
 def _gru_step(recurrent_kernel, recurrent_bias, recurrent_mask, act, ract, reset_after):
-    units = recurrent_kernel.shape[0]
-
+    # gates by `chunk`, not by sizes read outside the body: ONNX decomposition re-traces
+    # the body and a captured size becomes a symbolic output
     def step(states, x):
         h, = states
         hd = _dropped(h, recurrent_mask)
-        x_zr, x_h = x[..., :2 * units], x[..., 2 * units:]
+        x_z, x_r, x_h = x.chunk(3, dim=-1)
         if reset_after:
             inner = hd @ recurrent_kernel
             if recurrent_bias is not None:
                 inner = inner + recurrent_bias
-            z, r = ract(x_zr + inner[..., :2 * units]).chunk(2, dim=-1)
-            candidate = act(x_h + r * inner[..., 2 * units:])
+            inner_z, inner_r, inner_h = inner.chunk(3, dim=-1)
+            z, r = ract(x_z + inner_z), ract(x_r + inner_r)
+            candidate = act(x_h + r * inner_h)
         else:
-            z, r = ract(x_zr + hd @ recurrent_kernel[:, :2 * units]).chunk(2, dim=-1)
-            candidate = act(x_h + (r * hd) @ recurrent_kernel[:, 2 * units:])
+            kernel_z, kernel_r, kernel_h = recurrent_kernel.chunk(3, dim=-1)
+            z, r = ract(x_z + hd @ kernel_z), ract(x_r + hd @ kernel_r)
+            candidate = act(x_h + (r * hd) @ kernel_h)
         return (candidate + z * (hd - candidate),)
     return step
 
