@@ -24,7 +24,9 @@ import keras
 from keras import backend as K
 
 from . import function
+from . import graph
 from .interop import KerasModule
+from .program import ancestors
 
 __all__ = ['inference_model', 'exported_program', 'export']
 
@@ -134,7 +136,8 @@ class _SymbolicSizes(torch.overrides.TorchFunctionMode):
         return item if _is_index(item) else None
 
     def _track(self, tensor, value):
-        if isinstance(tensor, torch.Tensor) and value is not None:
+        if (isinstance(tensor, torch.Tensor) and value is not None
+                and not tensor.is_floating_point()):
             self._values[id(tensor)] = (tensor, value)
         return tensor
 
@@ -230,6 +233,25 @@ def _dynamic_shapes(model, names, static_batch, free_sizes):
     return shapes
 
 
+def _check_exportable(model):
+    """Raises for a layer whose graph computes sizes from values (`K.ctc_decode`).
+
+    # Raises
+        ValueError: naming the first such layer.
+    """
+    for layer in model.layers:
+        if hasattr(layer, 'layers'):
+            _check_exportable(layer)
+        for node in layer._inbound_nodes:
+            outputs = [o for o in node.output_tensors if graph.is_symbol(o)]
+            recorded, _ = ancestors(outputs, stop={id(x) for x in node.input_tensors})
+            if any(getattr(n.fn, '__name__', None) == 'ctc_decode' for n in recorded):
+                raise ValueError(
+                    "The layer '%s' decodes CTC (K.ctc_decode), whose output sizes depend on "
+                    'the values decoded: it cannot be exported. Export the model up to the '
+                    'probabilities and decode them at run time.' % layer.name)
+
+
 def _frozen(program):
     """`program` with its parameters replaced by detached copies that do not require
     gradients (the Keras variables are not saved: unpickling them needs torchk)."""
@@ -257,14 +279,15 @@ def exported_program(model, static_batch=None):
         Its parameters are copies of the model's weights that do not require gradients.
 
     # Raises
-        ValueError: if the model has no symbolic inputs, or `static_batch` is not a
-            positive integer.
+        ValueError: if the model has no symbolic inputs, `static_batch` is not a positive
+            integer, or a layer decodes CTC (`K.ctc_decode`: sizes that depend on values).
     """
     if static_batch is not None and (not isinstance(static_batch, (int, np.integer))
                                      or isinstance(static_batch, bool) or static_batch < 1):
         raise ValueError('static_batch must be a positive integer or None, got %r.'
                          % (static_batch,))
     inference = inference_model(model)
+    _check_exportable(model)
     names = input_names(model)
     module = _InferenceModule.with_inputs(KerasModule(inference), names)
     examples = _example_inputs(model, static_batch)

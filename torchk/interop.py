@@ -385,8 +385,9 @@ class KerasModule(torch.nn.Module):
         values of the variables the model updates. `weights` are the tensors found at
         `weight_paths` (`(layer key, attribute)` pairs) in this module, read at each call so
         that `torch.func.functional_call` and parameter-swapping wrappers are obeyed;
-        `updated` holds the paths of the updated variables (or the variables themselves). Variables that the graph reads
-        but the module does not hold (made outside any layer) stay constants.
+        `updated` holds the paths of the updated variables (or the variables themselves).
+        Variables that the graph reads but the module does not hold (made outside any
+        layer) stay constants.
         """
         if training not in self._programs:
             model = self.keras_model

@@ -141,7 +141,7 @@ def _inputs(model, batch, size, seed):
     embeddings, with padding zeros at the end of each sequence."""
     rng = np.random.RandomState(seed)
     values = []
-    for x, layer in zip(model.inputs, model._input_layers):
+    for x in model.inputs:
         shape = [batch] + [size if d is None else d for d in x.shape[1:]]
         if isinstance(model.layers[0], Embedding):
             tokens = rng.randint(1, VOCABULARY, shape)
@@ -261,6 +261,16 @@ def test_export_errors_name_the_problem(tmp_path):
         exporting.exported_program(model, static_batch=0)
     with pytest.raises(ValueError, match='Build it first'):
         exporting.exported_program(Sequential([Dense(2)]))
+
+
+def test_ctc_decoding_is_refused_naming_the_layer():
+    from keras import backend as K
+    from keras.layers import Lambda
+    probabilities, lengths = Input((None, 5)), Input((1,), dtype='int64')
+    decoded = Lambda(lambda t: K.ctc_decode(t[0], K.flatten(t[1]))[0][0],
+                     name='greedy_decoder')([probabilities, lengths])
+    with pytest.raises(ValueError, match="layer 'greedy_decoder' decodes CTC"):
+        exporting.exported_program(Model([probabilities, lengths], decoded))
 
 
 _RUN_WITHOUT_KERAS = '''
