@@ -58,6 +58,14 @@ def _masked_text_lstm():
                        Dense(2)])
 
 
+def _masked_traced_loop():
+    """A cell the fast kernels do not take (recurrent dropout with a mask per gate) runs
+    Keras' step function in the traced loop of `K.rnn`, here with a mask."""
+    return Sequential([Embedding(VOCABULARY, 6, mask_zero=True, input_shape=(None,)),
+                       LSTM(4, implementation=1, recurrent_dropout=0.3, go_backwards=True),
+                       Dense(2)])
+
+
 def _lstm_sequences():
     return Sequential([LSTM(5, return_sequences=True, recurrent_dropout=0.3, dropout=0.2,
                             input_shape=(None, 4)),
@@ -117,6 +125,7 @@ def _two_inputs_two_outputs():
 FAMILIES = {
     'mlp_batchnorm_dropout': _mlp, 'cnn': _cnn, 'fully_convolutional': _fully_convolutional,
     'conv2d_transpose_autoencoder': _autoencoder, 'masked_text_lstm': _masked_text_lstm,
+    'masked_traced_loop': _masked_traced_loop,
     'lstm_dropout_backwards_hard_sigmoid': _lstm_sequences, 'gru': _gru(False),
     'gru_reset_after': _gru(True), 'simple_rnn': _simple_rnn,
     'bidirectional_lstm': _bidirectional, 'conv_lstm2d': _conv_lstm, 'reshapes': _reshapes,
