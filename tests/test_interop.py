@@ -282,6 +282,84 @@ def test_forward_errors_name_the_problem():
         to_torch(Sequential([Dense(2)]))
 
 
+def _tanh_mlp():
+    return Sequential([Dense(6, activation='tanh', input_shape=(4,)), BatchNormalization(),
+                       Dense(2)])
+
+
+def _detached(named):
+    return {name: tensor.detach().clone() for name, tensor in named}
+
+
+def test_functional_call_runs_on_the_given_parameters_and_buffers():
+    model, other = _tanh_mlp(), _tanh_mlp()
+    other.set_weights([np.random.randn(*w.shape).astype('float32')
+                       for w in other.get_weights()])
+    other.layers[1].set_weights([w + 1. if i == 3 else w
+                                 for i, w in enumerate(other.layers[1].get_weights())])
+    module, reference = to_torch(model).eval(), to_torch(other).eval()
+    x = np.random.randn(5, 4).astype('float32')
+    # the same model's layers have other names in `other`: its tensors by position
+    state = {name: tensor.detach().clone() for (name, _), tensor in zip(
+        list(module.named_parameters()) + list(module.named_buffers()),
+        list(reference.parameters()) + list(reference.buffers()))}
+    with torch.no_grad():
+        swapped = torch.func.functional_call(module, state, (torch.from_numpy(x),))
+        zeroed = torch.func.functional_call(
+            module, {name: torch.zeros_like(p) for name, p in module.named_parameters()},
+            (torch.from_numpy(x),))
+    np.testing.assert_allclose(swapped.numpy(), other.predict(x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(zeroed.numpy(), np.zeros((5, 2), 'float32'))
+    np.testing.assert_allclose(module(torch.from_numpy(x)).detach().numpy(), model.predict(x),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_functional_call_in_train_mode_updates_the_given_buffers():
+    model = _tanh_mlp()
+    module = to_torch(model).train()
+    moving_mean = model.layers[1].moving_mean
+    before = K.get_value(moving_mean)
+    buffers = _detached(module.named_buffers())
+    x = torch.randn(32, 4) + 3.
+    with torch.no_grad():
+        torch.func.functional_call(module, buffers, (x,))
+    np.testing.assert_array_equal(K.get_value(moving_mean), before)
+    name = 'layers.%s.moving_mean' % model.layers[1].name
+    assert not np.array_equal(buffers[name].numpy(), before)
+
+
+def test_torch_func_grad_equals_autograd():
+    module = to_torch(_tanh_mlp()).eval()
+    parameters = _detached(module.named_parameters())
+    x = torch.randn(7, 4)
+
+    def loss(parameters, x):
+        return torch.func.functional_call(module, parameters, (x,)).pow(2).sum()
+    grads = torch.func.grad(loss)(parameters, x)
+    module.zero_grad()
+    module(x).pow(2).sum().backward()
+    for name, parameter in module.named_parameters():
+        assert parameter.grad.abs().max() > 0
+        np.testing.assert_allclose(grads[name].detach().numpy(), parameter.grad.numpy(), rtol=1e-5,
+                                   atol=1e-6)
+
+
+def test_per_sample_gradients_with_vmap_equal_a_loop_of_backward():
+    module = to_torch(_tanh_mlp()).eval()
+    parameters = _detached(module.named_parameters())
+    x = torch.randn(5, 4)
+
+    def loss(parameters, sample):
+        return torch.func.functional_call(module, parameters, (sample[None],)).pow(2).sum()
+    per_sample = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(parameters, x)
+    for i in range(len(x)):
+        module.zero_grad()
+        module(x[i:i + 1]).pow(2).sum().backward()
+        for name, parameter in module.named_parameters():
+            np.testing.assert_allclose(per_sample[name][i].detach().numpy(),
+                                       parameter.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 # ------------------------------------------------------------------------------------------
 # DataLoaderSequence.
 

@@ -14,13 +14,13 @@ Differences from the TensorFlow backend, all deliberate:
 """
 import builtins
 import math
-import operator
 
 import numpy as np
 import torch
 
 from . import config
 from . import dtypes
+from . import graph
 from . import validation
 from .graph import KerasTensor, inferring, op, target_device
 from .math_ops import _axes, _axis, _tensor, _tensor_list
@@ -35,7 +35,7 @@ __all__ = [
 def _int(value, name):
     """Returns `value` (a Python, numpy or 0-d tensor integer) as a Python int."""
     try:
-        return operator.index(value)
+        return graph.size_value(value)
     except TypeError:
         raise TypeError('%s must hold integers, got %r (of type %s).'
                         % (name, value, type(value).__name__)) from None

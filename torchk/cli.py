@@ -2,11 +2,14 @@
 
     python -m torchk configure [--device cpu|cuda|cuda:1] [--image-data-format FORMAT]
     python -m torchk info
+    python -m torchk export MODEL.h5 OUT.pt2|OUT.onnx [--opset N] [--static-batch N]
 
 `configure` writes `"backend": "torchk.core"` into keras.json (in `$KERAS_HOME`, else
 `~/.keras`), creating it with Keras' defaults if needed and keeping every other key.
 `info` prints the versions, the device, floatx and data format, and trains a small model for
-one step on synthetic data, as a self-check.
+one step on synthetic data, as a self-check. `export` loads a Keras model saved with
+`model.save` and writes its inference graph as a `torch.export` program or an ONNX model
+(`torchk.export.export`).
 """
 import argparse
 import json
@@ -106,6 +109,19 @@ def info():
     return 0
 
 
+def export(model_path, output_path, opset=None, static_batch=None):
+    """Loads a saved Keras model and exports it (see `torchk.export.export`); returns the
+    inputs' and outputs' names."""
+    os.environ['KERAS_BACKEND'] = 'torchk.core'
+    import keras
+    from . import export as exporting
+    if not os.path.isfile(model_path):
+        raise ValueError('No model file at %r.' % model_path)
+    model = keras.models.load_model(model_path, compile=False)
+    exporting.export(model, output_path, opset=opset, static_batch=static_batch)
+    return exporting.input_names(model), exporting.output_names(model)
+
+
 def main(argv=None):
     """Entry point of `python -m torchk`."""
     parser = argparse.ArgumentParser(prog='python -m torchk', description=__doc__.split('\n')[0])
@@ -116,7 +132,22 @@ def main(argv=None):
     configure_parser.add_argument('--image-data-format',
                                   choices=('channels_last', 'channels_first'))
     commands.add_parser('info', help='print versions and settings, run a self-check')
+    export_parser = commands.add_parser(
+        'export', help='write a saved Keras model as a torch.export program or ONNX model')
+    export_parser.add_argument('model', help='the Keras model file (model.save)')
+    export_parser.add_argument('output', help='the file to write: .pt2 or .onnx')
+    export_parser.add_argument('--opset', type=int, help='ONNX opset version')
+    export_parser.add_argument('--static-batch', type=int, metavar='N',
+                               help='fix the batch size to N (dynamic by default)')
     args = parser.parse_args(argv)
+    if args.command == 'export':
+        try:
+            inputs, outputs = export(args.model, args.output, args.opset, args.static_batch)
+        except ValueError as e:
+            parser.error(str(e))
+        print('Wrote %s: inputs %s, outputs %s' % (args.output, ', '.join(inputs),
+                                                    ', '.join(outputs)))
+        return 0
     if args.command == 'configure':
         try:
             path = configure(args.device, args.image_data_format)

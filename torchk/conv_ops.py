@@ -136,9 +136,11 @@ def _check_rank(x, rank, name, argument='x'):
 
 
 def _check_equal(name, what, got, expected_what, expected, details):
+    """`details` is a function returning the end of the message: it is formatted only on
+    failure (a traced loop body must not format shapes)."""
     if got != expected:
         raise ValueError('%s: %s (%d) must equal %s (%d); %s.'
-                         % (name, what, got, expected_what, expected, details))
+                         % (name, what, got, expected_what, expected, details()))
 
 
 def _to_channels_first(x, data_format, rank, name):
@@ -171,8 +173,12 @@ def _torch_kernel(kernel):
 
 def _same_padding(size, kernel_size, stride, dilation):
     """TensorFlow's 'same' padding of one axis: `(before, after)`, the odd cell after."""
-    output_size = -(-size // stride)
-    total = max((output_size - 1) * stride + (kernel_size - 1) * dilation + 1 - size, 0)
+    # ceil division on non-negative operands only: ONNX divides integers towards zero
+    output_size = (size + stride - 1) // stride
+    # torch.sym_max: sizes may be symbolic, and `max` of one is miscompiled inside a
+    # `scan` body (torch 2.13 gives 0)
+    total = torch.sym_max((output_size - 1) * stride + (kernel_size - 1) * dilation + 1 - size,
+                          0)
     return total // 2, total - total // 2
 
 
@@ -226,14 +232,20 @@ class _ConstantPad(torch.autograd.Function):
 
 
 def _constant_pad(x, pairs, value=0.):
-    """`x` with its last `len(pairs)` axes padded by `(before, after)` pairs of `value`."""
+    """`x` with its last `len(pairs)` axes padded by `(before, after)` pairs of `value`.
+
+    Under `torch.export` (sizes may be symbolic) it is `F.pad`, which exports as one op."""
+    if torch.compiler.is_exporting():
+        return F.pad(x, _flat_pads(pairs), value=value)
     return _ConstantPad.apply(x, tuple(tuple(pair) for pair in pairs), value)
 
 
 def _apply_padding(x, pads, value=0.):
     """Returns `(x, torch_padding)`: symmetric pads are left to the torch op as
-    `torch_padding`; asymmetric ones are applied to the channels-first `x` first."""
-    if all(before == after for before, after in pads):
+    `torch_padding`; asymmetric ones, and symbolic ones (under `torch.export`, where asking
+    whether they are symmetric would fix the input size), are applied to the channels-first
+    `x` with `F.pad`."""
+    if all(type(before) is int and before == after for before, after in pads):
         return x, tuple(before for before, _ in pads)
     return _constant_pad(x, pads, value), (0,) * len(pads)
 
@@ -292,7 +304,8 @@ def _conv_arguments(name, rank, x, strides, padding, data_format, dilation_rate,
 
 
 def _kernel_details(kernel, layout, data_format):
-    return 'kernel shape %s %s, data_format %r' % (tuple(kernel.shape), layout, data_format)
+    return lambda: 'kernel shape %s %s, data_format %r' % (tuple(kernel.shape), layout,
+                                                           data_format)
 
 
 def _conv(name, rank, x, kernel, strides, padding, data_format, dilation_rate,
@@ -355,7 +368,7 @@ def _separable(name, rank, x, depthwise_kernel, pointwise_kernel, strides, paddi
                          % (name, (1,) * rank, tuple(pointwise_kernel.shape)))
     _check_equal(name, "the pointwise kernel's input channels", pointwise_kernel.shape[-2],
                  'input channels * depth_multiplier', y.shape[1],
-                 'pointwise kernel shape %s' % (tuple(pointwise_kernel.shape),))
+                 lambda: 'pointwise kernel shape %s' % (tuple(pointwise_kernel.shape),))
     y = _CONV[rank](y, _torch_kernel(pointwise_kernel))
     return _from_channels_first(y, data_format)
 
@@ -372,8 +385,8 @@ def _output_sizes(output_shape, rank, data_format, name):
     else:
         channels, spatial = output_shape[-1], output_shape[1:-1]
     try:
-        sizes = [operator.index(size) for size in spatial]
-        channels = None if channels is None else operator.index(channels)
+        sizes = [graph.size_value(size) for size in spatial]
+        channels = None if channels is None else graph.size_value(channels)
     except TypeError:
         raise ValueError('%s needs integer spatial sizes and channels in output_shape; got %r.'
                          % (name, output_shape)) from None
@@ -409,12 +422,21 @@ def _conv_transpose(name, rank, x, kernel, output_shape, strides, padding, data_
         # `output_padding` cells; a negative remainder is cropped from the end afterwards.
         extra = out - ((n - 1) * s + (k - 1) * d + 1 - 2 * before)
         torch_padding.append(before)
-        output_padding.append(max(extra, 0))
-        crops.append((0, min(extra, 0)))
-    y = _CONV_TRANSPOSE[rank](x_cf, _torch_kernel(kernel), None, strides, torch_padding,
-                              output_padding, 1, dilation_rate)
-    if any(crop for _, crop in crops):
-        y = F.pad(y, _flat_pads(crops))
+        output_padding.append(torch.sym_max(extra, 0))
+        crops.append((0, torch.sym_min(extra, 0)))
+    if all(type(size) is int for size in torch_padding + output_padding):
+        y = _CONV_TRANSPOSE[rank](x_cf, _torch_kernel(kernel), None, strides, torch_padding,
+                                  output_padding, 1, dilation_rate)
+        if any(crop for _, crop in crops):
+            y = F.pad(y, _flat_pads(crops))
+    else:
+        # Symbolic sizes (torch.export): ONNX takes output_padding as a constant, so the
+        # full result is computed and `out` cells taken from `before` on (a negative pad
+        # crops, a positive one appends the zero cells the full result lacks).
+        y = _CONV_TRANSPOSE[rank](x_cf, _torch_kernel(kernel), None, strides, 0, 0, 1,
+                                  dilation_rate)
+        y = F.pad(y, _flat_pads([(-before, out - (full - before)) for before, out, full in
+                                 zip(torch_padding, sizes, y.shape[2:])]))
     return _from_channels_first(y, data_format)
 
 
@@ -430,7 +452,7 @@ def _pool(name, rank, x, pool_size, strides, padding, data_format, pool_mode):
     if pool_mode == 'max':
         padded, torch_padding = _apply_padding(x_cf, pads, value=-math.inf)
         y = _MAX_POOL[rank](padded, pool_size, strides, torch_padding)
-    elif all(before == after for before, after in pads):
+    elif all(type(before) is int and before == after for before, after in pads):
         y = _AVG_POOL[rank](x_cf, pool_size, strides, [p for p, _ in pads],
                             count_include_pad=False)
     else:
@@ -461,10 +483,11 @@ def _local_conv(name, x_cf, kernel, kernel_size, strides, data_format):
     output_sizes = tuple(patches.shape[2:2 + rank])
     positions = math.prod(output_sizes)
     _check_equal(name, 'kernel.shape[0]', kernel.shape[0], 'the output positions', positions,
-                 'output size %s' % (output_sizes,))
+                 lambda: 'output size %s' % (output_sizes,))
     _check_equal(name, 'kernel.shape[1]', kernel.shape[1], 'the patch features',
                  x_cf.shape[1] * math.prod(kernel_size),
-                 'kernel_size %s with %d input channels' % (tuple(kernel_size), x_cf.shape[1]))
+                 lambda: 'kernel_size %s with %d input channels'
+                 % (tuple(kernel_size), x_cf.shape[1]))
     spatial = range(2, 2 + rank)
     window = range(2 + rank, 2 + 2 * rank)
     if data_format == 'channels_first':
@@ -906,16 +929,17 @@ def pool3d(x, pool_size, strides=(1, 1, 1), padding='valid', data_format=None,
 _CONV_RANKS = {conv1d.__wrapped__: 1, conv2d.__wrapped__: 2, conv3d.__wrapped__: 3}
 
 
-def _biased_conv(conv, bias, args, kwargs):
-    """`bias_add(conv(*args, **kwargs), bias)` as one torch convolution with a bias.
+def _biased_conv(rank, bias, arguments):
+    """`bias_add(conv(**arguments), bias)` as one torch convolution with a bias, where
+    `conv` is `conv1d`, `conv2d` or `conv3d` by `rank` and `arguments` are all of its
+    arguments by name (bound when the node is recorded: `inspect` in a traced loop body
+    misleads `torch.export`).
 
     oneDNN adds the bias to each accumulated output and computes its gradient inside the
     convolution's backward: one pass over the output fewer each way, the same values to
     float32 rounding. Channels-last outputs stay channels-last strided views throughout.
     """
-    arguments = inspect.signature(conv).bind(*args, **kwargs)
-    arguments.apply_defaults()
-    return _keras_conv(_CONV_RANKS[conv], bias=bias, **arguments.arguments)
+    return _keras_conv(rank, bias=bias, **arguments)
 
 
 def _torch_dtype(x):
@@ -939,7 +963,7 @@ def _folded_bias_add(x, bias, data_format):
     if (conv_format != _data_format(data_format) or bias.ndim != 1
             or tuple(bias.shape) != (channels,) or _torch_dtype(bias) != _torch_dtype(x)):
         return None
-    return graph.record(_biased_conv, (node.fn, bias, node.args, node.kwargs))
+    return graph.record(_biased_conv, (_CONV_RANKS[node.fn], bias, arguments.arguments))
 
 
 def _folds_into_convolution(bias_add_op):
@@ -986,7 +1010,7 @@ def bias_add(x, bias, data_format=None):
     if bias.ndim == 1:
         axis = 1 if channels_first else x.ndim - 1
         _check_equal('bias_add', 'bias size', bias.shape[0], 'the channels of the input',
-                     x.shape[axis], 'input shape %s, data_format %r'
+                     x.shape[axis], lambda: 'input shape %s, data_format %r'
                      % (tuple(x.shape), data_format))
         shape = [1] * x.ndim
         shape[axis] = -1

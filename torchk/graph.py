@@ -303,6 +303,20 @@ class KerasTensor(SymbolicOperators):
         return record(func, args, kwargs or {})
 
 
+def size_value(value):
+    """A size given as a Python or numpy integer or a 0-d integer tensor, as an int.
+
+    While a program is exported, a tensor's size is read with `item()`, which
+    `torchk.export` makes return the symbolic size that the shape tensor holds.
+
+    # Raises
+        TypeError: if `value` is not an integer.
+    """
+    if isinstance(value, torch.Tensor) and torch.compiler.is_exporting():
+        return value.item()
+    return operator.index(value)
+
+
 def is_symbol(x):
     """True for Keras symbols: placeholders, variables and op results on them."""
     return isinstance(x, SymbolicOperators)

@@ -296,6 +296,12 @@ class _LayerWeights(torch.nn.Module):
         return 'keras layer: %s' % self._keras_class
 
 
+def _plain(tensor):
+    """A variable as a plain tensor (inside a program, Python operators must be torch's);
+    any other tensor (swapped in by `functional_call`) as it is."""
+    return tensor.as_subclass(torch.Tensor) if isinstance(tensor, Variable) else tensor
+
+
 class KerasModule(torch.nn.Module):
     """A `torch.nn.Module` that runs a Keras model (see `to_torch`).
 
@@ -328,6 +334,12 @@ class KerasModule(torch.nn.Module):
             if layer.weights:
                 key = re.sub(r'\W', '_', layer.name)
                 self.layers[key] = _LayerWeights(layer, trainable_ids, registered)
+        self._weight_paths = {id(weight): (key, name)
+                              for key, weights in self.layers.items()
+                              for name, weight in weights.named_parameters(recurse=False)}
+        self._weight_paths.update((id(weight), (key, name))
+                                  for key, weights in self.layers.items()
+                                  for name, weight in weights.named_buffers(recurse=False))
         self._programs = {}
 
     def forward(self, *inputs):
@@ -349,19 +361,33 @@ class KerasModule(torch.nn.Module):
                 len(inputs)))
         feeds = [function.convert_feed(symbol, value, i, config.device())
                  for i, (symbol, value) in enumerate(zip(model.inputs, inputs))]
-        run, updated = self._program(self.training)
-        values = run(*feeds)
+        run, weight_paths, updated = self._program(self.training)
+        weights = [_plain(self._weight(path)) for path in weight_paths]
+        values = run(*feeds, *weights)
         outputs = values[:len(model.outputs)]
         with torch.no_grad():
-            for variable, value in zip(updated, values[len(model.outputs):]):
-                variable.copy_(value)
+            for path, value in zip(updated, values[len(model.outputs):]):
+                self._weight(path).copy_(value)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _program(self, training):
-        """The compiled model for a mode: (run(*feeds) -> list of values, updated variables).
+    def _weight(self, path):
+        """The tensor this module holds at `path` (a `(layer key, attribute)` pair); a
+        variable the module does not hold stands for itself."""
+        if isinstance(path, Variable):
+            return path
+        key, name = path
+        return getattr(self.layers[key], name)
 
-        The values are the model's outputs, then (in training mode) the new values of the
-        variables the model updates.
+    def _program(self, training):
+        """The compiled model for a mode: `(run, weight_paths, updated)`.
+
+        `run(*feeds, *weights)` returns the model's outputs, then (in training mode) the new
+        values of the variables the model updates. `weights` are the tensors found at
+        `weight_paths` (`(layer key, attribute)` pairs) in this module, read at each call so
+        that `torch.func.functional_call` and parameter-swapping wrappers are obeyed;
+        `updated` holds the paths of the updated variables (or the variables themselves).
+        Variables that the graph reads but the module does not hold (made outside any
+        layer) stay constants.
         """
         if training not in self._programs:
             model = self.keras_model
@@ -369,8 +395,10 @@ class KerasModule(torch.nn.Module):
                        if training else [])
             targets = function.specialise_phase(
                 list(model.outputs) + [value for _, value in updates], training, model.inputs)
+            _, leaves = program.ancestors(targets, stop={id(x) for x in model.inputs})
+            weights = [leaf for leaf in leaves if id(leaf) in self._weight_paths]
             compiled, unfed = program.compile_program(
-                model.inputs, targets, [], [False] * len(targets))
+                list(model.inputs) + weights, targets, [], [False] * len(targets))
             missing = [p for p in unfed if not function.is_learning_phase(p)]
             if missing:
                 raise ValueError('The Keras model %s needs placeholder(s) %s, which are not '
@@ -380,7 +408,9 @@ class KerasModule(torch.nn.Module):
 
             def run(*feeds):
                 return compiled(*feeds, *phase_values)
-            self._programs[training] = (run, [variable for variable, _ in updates])
+            self._programs[training] = (
+                run, [self._weight_paths[id(w)] for w in weights],
+                [self._weight_paths.get(id(v), v) for v, _ in updates])
         return self._programs[training]
 
 
@@ -395,6 +425,11 @@ def to_torch(model):
     `save_weights` then see the new values, and the module can be part of a larger torch
     model. `train()` runs the model with learning phase 1 (dropout active, batch-norm
     moving statistics updated), `eval()` with 0.
+
+    `forward` reads the weights through the module's attributes on every call, so
+    `torch.func.functional_call` with other parameters or buffers runs the model on those
+    (in train mode the given buffers receive the updates), and `torch.func.grad`/`vmap`
+    (per-sample gradients) and parameter-swapping wrappers work.
 
     The module is a view of the model as it is now: the graph is compiled on the first call
     in each mode. It computes the model's outputs only: add Keras regularization penalties

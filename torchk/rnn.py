@@ -13,6 +13,9 @@ torch's `torch.gru` (both cuDNN's kernels there); every other `LSTMCell`, `GRUCe
 `SimpleRNNCell` with known activations (dropout, recurrent dropout with `implementation=2`,
 masks, `go_backwards` included) runs a whole-sequence kernel of `rnn_kernels`: the inputs
 of all timesteps projected in one matmul, then a hand-written forward and backward loop.
+
+While a program is being exported (`torch.compiler.is_exporting()`), the loops and kernels
+are replaced by `rnn_scan`'s, which `torch.export` traces with a dynamic time axis.
 """
 import inspect
 import sys
@@ -23,6 +26,7 @@ import torch.nn.functional as F
 from . import graph
 from . import program
 from . import rnn_kernels
+from . import rnn_scan
 from .array_ops import stack, zeros_like
 from .function import placeholder
 from .validation import check_shape, format_shape
@@ -91,6 +95,12 @@ def _expand_mask(mask_t, value):
 
 @graph.op
 def _run_rnn(step, inputs, initial_states, mask, captured, go_backwards):
+    if torch.compiler.is_exporting():
+        if go_backwards:
+            inputs = inputs.flip(1)
+            mask = None if mask is None else mask.flip(1)
+        outputs, states = rnn_scan.loop(step, inputs, initial_states, mask, captured)
+        return outputs[:, -1], outputs, states
     steps = range(inputs.shape[1] - 1, -1, -1) if go_backwards else range(inputs.shape[1])
     states = list(initial_states)
     outputs = []
@@ -226,6 +236,11 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     _check_weights('LSTM (torch.lstm)', inputs, [h0, c0], kernel, recurrent_kernel, 4)
     if go_backwards:
         inputs = inputs.flip(1)
+    if torch.compiler.is_exporting():
+        h_all, states = rnn_scan.cell_recurrence(
+            'LSTMCell', _project(inputs.transpose(0, 1), kernel, bias, None), [h0, c0],
+            recurrent_kernel, None, None, None, 'tanh', 'sigmoid', False)
+        return h_all[-1], h_all.transpose(0, 1), states
     weights = [kernel.t(), recurrent_kernel.t()]
     if bias is not None:
         weights += [bias, torch.zeros_like(bias)]
@@ -283,7 +298,11 @@ def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel
     if reset_after and bias is not None:
         bias, recurrent_bias = bias[0], bias[1]
     projected = _project(inputs.transpose(0, 1), kernel, bias, input_masks)
-    if cell_name == 'LSTMCell':
+    if torch.compiler.is_exporting():
+        h_all, states = rnn_scan.cell_recurrence(
+            cell_name, projected, initial_states, recurrent_kernel, recurrent_bias,
+            recurrent_mask, keep, activation, recurrent_activation, reset_after)
+    elif cell_name == 'LSTMCell':
         h_all, c = rnn_kernels.LSTMRecurrence.apply(
             projected, *initial_states, recurrent_kernel, recurrent_mask, keep, activation,
             recurrent_activation)
@@ -299,7 +318,8 @@ def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel
         states = [h_all[-1]]
     if keep is not None:
         # outputs repeat the previous output on masked steps: zeros before the first kept one
-        h_all = torch.where(keep.cummax(0).values, h_all, torch.zeros_like(h_all))
+        # (`cumsum`, not `cummax`: ONNX has no cummax)
+        h_all = torch.where(keep.cumsum(0) > 0, h_all, torch.zeros_like(h_all))
     return h_all[-1], h_all.transpose(0, 1), states
 
 

@@ -48,12 +48,14 @@ def check_index_range(op, argument, indices, size):
 
     Values are read only on the CPU: on meta tensors and while static shapes are inferred
     (the example values are made up) nothing is checked, and on other devices the check
-    would cost a device sync, so there the torch kernel's own assert applies.
+    would cost a device sync, so there the torch kernel's own assert applies. An exported
+    program (`torch.compiler.is_exporting()`) has no values to check either.
 
     # Raises
         ValueError: naming `op`, `argument`, the valid range and the first bad index.
     """
-    if indices.device.type != 'cpu' or graph.inferring() or indices.numel() == 0:
+    if (indices.device.type != 'cpu' or graph.inferring() or torch.compiler.is_exporting()
+            or indices.numel() == 0):
         return
     low, high = torch.aminmax(indices)
     if low < 0 or high >= size:
