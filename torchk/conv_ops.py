@@ -1043,7 +1043,9 @@ def _convolution_parts(node):
     """
     conv, args, kwargs, bias = node.fn, node.args, node.kwargs, None
     if conv is _biased_conv:
-        conv, bias, args, kwargs = args
+        rank, bias, kwargs = args
+        conv = next(fn for fn, n in _CONV_RANKS.items() if n == rank)
+        args = ()
     if conv not in _FUSABLE_RANKS:
         return None
     arguments = inspect.signature(conv).bind(*args, **kwargs)
