@@ -94,6 +94,10 @@ class CompiledProgram:
         self._calls += 1
         if self.error is not None or self._calls == 1:
             return self.program(*args)
+        return self._compiled_run(args)
+
+    def _compiled_run(self, args):
+        """Runs the compiled program, compiling it first (timed and reported) if needed."""
         if self._compiled is None:
             self._compiled = self._compile()
             start = time.perf_counter()
@@ -149,15 +153,7 @@ class FrozenProgram(CompiledProgram):
         # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would
         # skip the graph; unpacked, a later process loads it from disk (measured: same speed).
         with torch._inductor.config.patch({'freezing': True, 'cpp.weight_prepack': False}):
-            if self._compiled is None:
-                self._compiled = self._compile()
-                start = time.perf_counter()
-                values = self._run(args)
-                if self.error is None:
-                    self.compile_seconds = time.perf_counter() - start
-                    self._report()
-                return values
-            return self._run(args)
+            return self._compiled_run(args)
 
     def _compile(self):
         # Dynamo keys what it compiled on the code object: a new one compiles anew, with the
