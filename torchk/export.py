@@ -12,6 +12,8 @@ A `.pt2` file needs only torch to run (`torch.export.load(path).module()(*inputs
 
 Importing this module imports Keras, which must be configured to use torchk.
 """
+import contextlib
+import itertools
 import keyword
 import operator
 import os
@@ -252,6 +254,22 @@ def _check_exportable(model):
                     'probabilities and decode them at run time.' % layer.name)
 
 
+@contextlib.contextmanager
+def _not_requiring_grad(parameters):
+    """Traces see the weights (parameters, and buffers, which are Keras variables too) as
+    constants of inference: ONNX's decompositions retrace the program with grad enabled,
+    where batch norm's moving statistics must not require gradients. The flags are
+    restored afterwards."""
+    parameters = [p for p in parameters if p.requires_grad]
+    for parameter in parameters:
+        parameter.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for parameter in parameters:
+            parameter.requires_grad_(True)
+
+
 def _frozen(program):
     """`program` with its parameters replaced by detached copies that do not require
     gradients (the Keras variables are not saved: unpickling them needs torchk)."""
@@ -291,7 +309,8 @@ def exported_program(model, static_batch=None):
     names = input_names(model)
     module = _InferenceModule.with_inputs(KerasModule(inference), names)
     examples = _example_inputs(model, static_batch)
-    with torch.no_grad():
+    with torch.no_grad(), _not_requiring_grad(
+            itertools.chain(module.parameters(), module.buffers())):
         try:
             program = _export(module, examples, _dynamic_shapes(model, names, static_batch, True))
         except torch._dynamo.exc.UserError:

@@ -519,7 +519,8 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
     var = _parameter(var, 'var', x, axis)
     beta = None if beta is None else _parameter(beta, 'beta', x, axis)
     gamma = None if gamma is None else _parameter(gamma, 'gamma', x, axis)
-    if x.ndim > 1 and not (torch.is_grad_enabled() and (mean.requires_grad or var.requires_grad)):
+    if x.ndim > 1 and not (torch.is_grad_enabled() and (_differentiated(mean)
+                                                        or _differentiated(var))):
         vectors = [None if v is None else _channel_vector(v, x, axis)
                    for v in (mean, var, beta, gamma)]
         if all(v is not None for v, given in zip(vectors, (mean, var, beta, gamma))
@@ -529,6 +530,12 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
             return restore(torch.batch_norm(laid, gamma, beta, mean, var, False, 0., epsilon,
                                             False))
     return _normalize(x, mean, var, beta, gamma, epsilon)
+
+
+def _differentiated(tensor):
+    """Whether a gradient may be taken with respect to `tensor`: it requires grad, or
+    `torch.func` (grad, vmap) wraps it, whose wrappers hide that from `requires_grad`."""
+    return tensor.requires_grad or torch._C._functorch.is_functorch_wrapped_tensor(tensor)
 
 
 class _BatchMoments(torch.autograd.Function):
