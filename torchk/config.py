@@ -177,3 +177,27 @@ def set_device(value):
     """Sets the device for variables and computations created from now on."""
     global _DEVICE
     _DEVICE = torch.device(value)
+
+
+class PassSwitch:
+    """Turns one of the program passes (fusion, phase, folding) on or off: an environment
+    variable set to `0` turns it off, `set_enabled` overrides that.
+
+    # Arguments
+        variable: the environment variable's name, e.g. `'TORCHK_FUSION'`.
+    """
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._enabled = None
+
+    def enabled(self):
+        """True if the pass runs."""
+        if self._enabled is not None:
+            return self._enabled
+        return os.environ.get(self.variable, '1') != '0'
+
+    def set_enabled(self, value):
+        """Turns the pass on or off for programs built from now on (None: follow the
+        environment variable)."""
+        self._enabled = None if value is None else bool(value)

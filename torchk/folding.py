@@ -22,10 +22,10 @@ separate ops.
 `TORCHK_FOLD=0` (or `set_enabled(False)`) turns the pass off for programs built afterwards.
 """
 import inspect
-import os
 
 import torch
 
+from . import config
 from . import conv_ops
 from . import graph
 from . import nn_ops
@@ -34,21 +34,9 @@ from .variables import Variable
 
 _BATCH_NORMALIZATION = nn_ops.batch_normalization.__wrapped__
 _RELU = nn_ops.relu.__wrapped__
-_enabled = None
-
-
-def enabled():
-    """True if the pass runs (`TORCHK_FOLD=0` turns it off)."""
-    if _enabled is not None:
-        return _enabled
-    return os.environ.get('TORCHK_FOLD', '1') != '0'
-
-
-def set_enabled(value):
-    """Turns the pass on or off for programs built from now on (None: follow the
-    `TORCHK_FOLD` environment variable)."""
-    global _enabled
-    _enabled = None if value is None else bool(value)
+_switch = config.PassSwitch('TORCHK_FOLD')
+enabled = _switch.enabled
+set_enabled = _switch.set_enabled
 
 
 def fold(targets, fed=()):

@@ -21,10 +21,10 @@ next to the passes over memory.
 `TORCHK_FUSION=0` (or `set_enabled(False)`) turns the pass off for programs built afterwards.
 """
 import operator
-import os
 
 import torch
 
+from . import config
 from . import graph
 from . import math_ops
 
@@ -38,21 +38,9 @@ _FRESH = set(_INTO) | {op.__wrapped__ for op in (
     math_ops.square, math_ops.sqrt, math_ops.abs, math_ops.maximum, math_ops.minimum,
     math_ops.exp, math_ops.log, math_ops.pow)}
 GRADIENTS = 'gradients'
-_enabled = None
-
-
-def enabled():
-    """True if the pass runs (`TORCHK_FUSION=0` turns it off)."""
-    if _enabled is not None:
-        return _enabled
-    return os.environ.get('TORCHK_FUSION', '1') != '0'
-
-
-def set_enabled(value):
-    """Turns the pass on or off for programs built from now on (None: follow the
-    `TORCHK_FUSION` environment variable)."""
-    global _enabled
-    _enabled = None if value is None else bool(value)
+_switch = config.PassSwitch('TORCHK_FUSION')
+enabled = _switch.enabled
+set_enabled = _switch.set_enabled
 
 
 class Plan:

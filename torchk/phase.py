@@ -20,29 +20,17 @@ the chosen branch itself.
 
 `TORCHK_PHASE=0` (or `set_enabled(False)`) turns the pass off for programs built afterwards.
 """
-import os
 
 import torch
 
+from . import config
 from . import dtypes
 from . import graph
 from . import program
 
-_enabled = None
-
-
-def enabled():
-    """True if the pass runs (`TORCHK_PHASE=0` turns it off)."""
-    if _enabled is not None:
-        return _enabled
-    return os.environ.get('TORCHK_PHASE', '1') != '0'
-
-
-def set_enabled(value):
-    """Turns the pass on or off for programs built from now on (None: follow the
-    `TORCHK_PHASE` environment variable)."""
-    global _enabled
-    _enabled = None if value is None else bool(value)
+_switch = config.PassSwitch('TORCHK_PHASE')
+enabled = _switch.enabled
+set_enabled = _switch.set_enabled
 
 
 @graph.op

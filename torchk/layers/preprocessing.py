@@ -560,35 +560,29 @@ class RandomTranslation(_GeometricAugmentation):
         self.fill_value = fill_value
 
 
-class RandomHeight(_GeometricAugmentation):
+class _RandomSideResize(_GeometricAugmentation):
+    """A random resize of one spatial side (tf.keras' RandomHeight, RandomWidth); passes
+    its input through (in training too).
+
+    # Arguments
+        factor: float or `(lower, upper)`, as tf.keras.
+        interpolation, seed: as tf.keras, kept in the configuration.
+        **kwargs: the base layer's arguments.
+    """
+
+    _config_keys = ('factor', 'interpolation')
+
+    def __init__(self, factor, interpolation='bilinear', seed=None, **kwargs):
+        super(_RandomSideResize, self).__init__(seed=seed, **kwargs)
+        self.factor = factor
+        self.interpolation = interpolation
+
+
+class RandomHeight(_RandomSideResize):
     """tf.keras' random height resize; passes its input through (in training too).
-
-    # Arguments
-        factor: float or `(lower, upper)`, as tf.keras.
-        interpolation, seed: as tf.keras, kept in the configuration.
-        **kwargs: the base layer's arguments.
-    """
-
-    _config_keys = ('factor', 'interpolation')
-
-    def __init__(self, factor, interpolation='bilinear', seed=None, **kwargs):
-        super(RandomHeight, self).__init__(seed=seed, **kwargs)
-        self.factor = factor
-        self.interpolation = interpolation
+    Arguments as `_RandomSideResize`."""
 
 
-class RandomWidth(_GeometricAugmentation):
+class RandomWidth(_RandomSideResize):
     """tf.keras' random width resize; passes its input through (in training too).
-
-    # Arguments
-        factor: float or `(lower, upper)`, as tf.keras.
-        interpolation, seed: as tf.keras, kept in the configuration.
-        **kwargs: the base layer's arguments.
-    """
-
-    _config_keys = ('factor', 'interpolation')
-
-    def __init__(self, factor, interpolation='bilinear', seed=None, **kwargs):
-        super(RandomWidth, self).__init__(seed=seed, **kwargs)
-        self.factor = factor
-        self.interpolation = interpolation
+    Arguments as `_RandomSideResize`."""
