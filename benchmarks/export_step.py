@@ -1,13 +1,15 @@
 """Exported Keras models: the layer families of tests/integration/test_export.py exported to
-`.pt2` and ONNX (export time, dynamic axes, largest difference from `predict`), and the
+`.pt2` and ONNX (export time, dynamic axes, largest difference from `predict`), issue 18's
+model files saved by tf_keras (the same, against TensorFlow's predictions), and the
 inference speed of the scoreboard's predict_mobilenet model (keras.applications MobileNetV2,
 alpha 0.35, 96x96, weights=None, batch 64): Keras `predict_on_batch`, the `torch.export`
 program run eagerly, and onnxruntime, interleaved in one process.
 
-Run:  python benchmarks/export_step.py [families|mobilenet]   (default: both)
+Run:  python benchmarks/export_step.py [families|files|mobilenet]   (default: all three)
 Needs onnx, onnxscript and onnxruntime (`pip install torchk[export]`).
 """
 import os
+import pathlib
 import sys
 import tempfile
 import time
@@ -24,6 +26,7 @@ from torchk import export as exporting  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from tests.integration import test_export as cases  # noqa: E402
+from tests.integration import test_export_model_files as model_files  # noqa: E402
 
 
 def _dynamic_axes(program):
@@ -68,6 +71,32 @@ def families():
                                            for o, e in zip(outputs, expected)])
         print('| %s | yes | yes | %s | %.1e | %.1e | %.1f, %.1f |' % (
             name, _dynamic_axes(program), pt2_diff, onnx_diff, pt2_seconds, onnx_seconds))
+
+
+def files():
+    """Issue 18's model files (the main tf_keras dialect, keras.applications included):
+    export times and the largest difference to TensorFlow's predictions."""
+    print('| model file | load s | export s (pt2, onnx) | dynamic axes | max diff / scale '
+          '(pt2, onnx) |')
+    print('|---|---|---|---|---|')
+    for name in model_files.exportable_fixtures(applications=None):
+        folder = tempfile.mkdtemp()
+        start = time.perf_counter()
+        model, inputs, predictions = model_files.loaded_fixture(name, pathlib.Path(folder))
+        load_seconds = time.perf_counter() - start
+        pt2, onnx = os.path.join(folder, 'model.pt2'), os.path.join(folder, 'model.onnx')
+        start = time.perf_counter()
+        program = exporting.export(model, pt2)
+        pt2_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        exporting.export(model, onnx)
+        onnx_seconds = time.perf_counter() - start
+        print('| %s | %.1f | %.1f, %.1f | %s | %.1e, %.1e |' % (
+            name, load_seconds, pt2_seconds, onnx_seconds, _dynamic_axes(program),
+            model_files._max_relative_difference(model_files.pt2_outputs(pt2, inputs),
+                                                 predictions),
+            model_files._max_relative_difference(
+                model_files.onnx_outputs(onnx, model, inputs), predictions)), flush=True)
 
 
 def mobilenet(batch=64):
@@ -119,8 +148,10 @@ def mobilenet(batch=64):
 
 
 if __name__ == '__main__':
-    which = sys.argv[1:] or ['families', 'mobilenet']
+    which = sys.argv[1:] or ['families', 'files', 'mobilenet']
     if 'families' in which:
         families()
+    if 'files' in which:
+        files()
     if 'mobilenet' in which:
         mobilenet()

@@ -359,8 +359,26 @@ def export(model, path, opset=None, static_batch=None):
     if suffix == '.pt2':
         torch.export.save(program, str(path))
         return program
-    onnx_program = torch.onnx.export(
-        program, (), dynamo=True, opset_version=opset, input_names=input_names(model),
-        output_names=output_names(model), verbose=False)
+    onnx_program = torch.onnx.export(program, (), dynamo=True, opset_version=opset,
+                                     input_names=input_names(model), verbose=False)
+    _name_outputs(onnx_program.model.graph, output_names(model))
     onnx_program.save(str(path))
     return program
+
+
+def _name_outputs(graph, names):
+    """Names an ONNX graph's outputs `names`. A value inside the graph may already have
+    one of them (torch names values after their ops: a Keras layer `conv2d_2` and the third
+    convolution's result): that value is renamed first."""
+    values = [value for node in graph for value in node.outputs]
+    taken = {value.name for value in values + list(graph.inputs)} | set(graph.initializers)
+    outputs = set(map(id, graph.outputs))
+    for value in values:
+        if value.name in names and id(value) not in outputs:
+            index = 1
+            while '%s__%d' % (value.name, index) in taken:
+                index += 1
+            value.name = '%s__%d' % (value.name, index)
+            taken.add(value.name)
+    for value, name in zip(graph.outputs, names):
+        value.name = name

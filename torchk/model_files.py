@@ -32,6 +32,7 @@ import re
 import warnings
 
 import numpy as np
+from packaging.version import Version
 
 DROP = object()
 """What a rule's action returns to remove the key from the configuration."""
@@ -505,9 +506,18 @@ def translate_optimizer_config(config):
                 del options[key]
             else:
                 options[key] = value
-    if 'lr' in options and 'learning_rate' not in options:
-        options['learning_rate'] = options.pop('lr')
+    rate_key = _learning_rate_key()
+    for key in ('lr', 'learning_rate'):
+        if key in options and key != rate_key:
+            options[rate_key] = options.pop(key)
     return {'class_name': class_name, 'config': options}
+
+
+def _learning_rate_key():
+    """The learning rate's argument name in the installed Keras' optimizers: `lr` before
+    2.3.0 (2.2.4, 2.2.5), `learning_rate` since."""
+    import keras
+    return 'lr' if Version(keras.__version__) < Version('2.3.0') else 'learning_rate'
 
 
 # tf.keras' loss classes' keys that Keras 2.3.1's loss classes lack (version introduced).
@@ -535,7 +545,55 @@ def _translate_loss(loss):
                                  'does not compute.' % (loss['class_name'], key, value))
     if 'reduction' in config:
         config['reduction'] = _REDUCTIONS.get(config['reduction'], config['reduction'])
+    import keras
+    if not hasattr(keras.losses, 'Loss'):
+        return _loss_function(loss['class_name'], loss.get('config', {}), config)
     return {'class_name': loss['class_name'], 'config': config}
+
+
+# Loss classes whose function's name is not the class name in snake case.
+_LOSS_FUNCTIONS = {'KLDivergence': 'kullback_leibler_divergence', 'LogCosh': 'logcosh'}
+# The loss classes' arguments that Keras 2.2's loss functions compute, at these values.
+_LOSS_FUNCTION_DEFAULTS = {'reduction': ('sum_over_batch_size',), 'from_logits': (False,),
+                           'label_smoothing': (0, 0.0)}
+
+
+_FROM_LOGITS = ('binary_crossentropy', 'categorical_crossentropy',
+                'sparse_categorical_crossentropy')
+
+
+def _loss_from_logits(name):
+    """Keras 2.2's loss function `name` (a crossentropy) on logits, by the backend's
+    `from_logits`; named as the function, with `_from_logits`."""
+    from keras import backend as K
+    backend_function = getattr(K, name)
+
+    def loss(y_true, y_pred):
+        result = backend_function(y_true, y_pred, from_logits=True)
+        return K.mean(result, axis=-1) if name == 'binary_crossentropy' else result
+    loss.__name__ = name + '_from_logits'
+    return loss
+
+
+def _loss_function(class_name, saved_config, config):
+    """The Keras 2.2 loss function (2.2.4, 2.2.5 have no loss classes), by name or as a
+    function, that computes the saved loss object `class_name` with `config`."""
+    import keras
+    name = saved_config.get('fn') or _LOSS_FUNCTIONS.get(class_name) or re.sub(
+        r'(?<!^)(?=[A-Z])', '_', class_name).lower()
+    if config.get('from_logits') and name in _FROM_LOGITS:
+        return _loss_from_logits(name)
+    for key, value in config.items():
+        if key != 'name' and value not in _LOSS_FUNCTION_DEFAULTS.get(key, ()):
+            raise ValueError('The saved loss %s has %s=%r; Keras %s has loss functions only, '
+                             'which do not take it. Load the model with compile=False and '
+                             'compile it with a loss function.'
+                             % (class_name, key, value, keras.__version__))
+    if not hasattr(keras.losses, name):
+        raise ValueError('The saved loss %s has no loss function in Keras %s; load the model '
+                         'with compile=False and compile it with a loss function.'
+                         % (class_name, keras.__version__))
+    return name
 
 
 def _translate_metric(metric, output_name=None):
@@ -770,8 +828,14 @@ def _restore_optimizer_state(model, group):
         warnings.warn('The saved optimizer state was not restored (%s): the model starts '
                       'training with a fresh optimizer.' % state)
         return
+    optimizer = model.optimizer
+    if optimizer.weights and optimizer.weights[0] is not optimizer.iterations:
+        # Keras 2.2's RMSprop, Adagrad and Adadelta keep no iteration count in their weights
+        from keras import backend as K
+        K.set_value(optimizer.iterations, state[0])
+        state = state[1:]
     try:
-        model.optimizer.set_weights(state)
+        optimizer.set_weights(state)
     except ValueError as e:
         warnings.warn('The saved optimizer state does not fit the model (%s): the model '
                       'starts training with a fresh optimizer.' % e)

@@ -236,3 +236,40 @@ def test_model_from_yaml_round_trip():
     model = Sequential([Dense(3, input_shape=(4,), name='dense_yaml')])
     again = keras.models.model_from_yaml(model.to_yaml())
     assert again.get_config() == model.get_config()
+
+
+# ------------------------------------------------------------------------------------------
+# tf.keras training configurations under 2.2.x, which has no loss classes and names the
+# learning rate `lr` (torchk.model_files).
+
+def _saved_loss(class_name, **config):
+    return {'loss': {'class_name': class_name,
+                     'config': dict({'reduction': 'auto', 'name': 'saved'}, **config)},
+            'optimizer_config': {'class_name': 'Adam', 'config': {'learning_rate': 0.01}}}
+
+
+def test_a_saved_loss_object_compiles_to_what_the_release_has():
+    from torchk import model_files
+    model = mlp(3, 4)
+    arguments = model_files.compile_arguments(
+        _saved_loss('CategoricalCrossentropy', from_logits=True, label_smoothing=0.), model)
+    y_true = one_hot(np.array([0, 2]), 4)
+    logits = np.array([[1., -1., .5, 0.], [0., 2., -1., 1.]], 'float32')
+    loss = arguments['loss']
+    if KERAS_2_2:
+        assert callable(loss) and loss.__name__ == 'categorical_crossentropy_from_logits'
+        assert arguments['optimizer'].get_config()['lr'] == pytest.approx(0.01)
+    else:
+        assert type(loss).__name__ == 'CategoricalCrossentropy'
+        assert arguments['optimizer'].get_config()['learning_rate'] == pytest.approx(0.01)
+    value = K.eval(K.mean(loss(K.constant(y_true), K.constant(logits))))
+    np.testing.assert_allclose(value, np_categorical_crossentropy(
+        y_true, np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)).mean(), rtol=1e-5)
+
+
+@pytest.mark.skipif(not KERAS_2_2, reason='2.3.1 has loss classes, which take the setting')
+def test_a_saved_loss_setting_keras_2_2_cannot_compute_names_the_loss():
+    from torchk import model_files
+    with pytest.raises(ValueError, match=r'CategoricalCrossentropy has label_smoothing=0\.1'):
+        model_files.compile_arguments(
+            _saved_loss('CategoricalCrossentropy', label_smoothing=0.1), mlp(3, 4))
