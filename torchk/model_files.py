@@ -32,7 +32,6 @@ import re
 import warnings
 
 import numpy as np
-from packaging.version import Version
 
 DROP = object()
 """What a rule's action returns to remove the key from the configuration."""
@@ -517,7 +516,8 @@ def _learning_rate_key():
     """The learning rate's argument name in the installed Keras' optimizers: `lr` before
     2.3.0 (2.2.4, 2.2.5), `learning_rate` since."""
     import keras
-    return 'lr' if Version(keras.__version__) < Version('2.3.0') else 'learning_rate'
+    release = tuple(int(n) for n in re.findall(r'\d+', keras.__version__)[:2])
+    return 'lr' if release < (2, 3) else 'learning_rate'
 
 
 # tf.keras' loss classes' keys that Keras 2.3.1's loss classes lack (version introduced).
