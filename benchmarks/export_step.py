@@ -40,6 +40,16 @@ def _dynamic_axes(program):
     return ' '.join(axes)
 
 
+def _timed_exports(model, pt2, onnx):
+    """Exports `model` to the paths `pt2` and `onnx`: the `.pt2` program and both times (s)."""
+    start = time.perf_counter()
+    program = exporting.export(model, pt2)
+    pt2_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    exporting.export(model, onnx)
+    return program, pt2_seconds, time.perf_counter() - start
+
+
 def families():
     print('| family | pt2 | onnx | dynamic axes | max diff pt2 | max diff onnx | export s '
           '(pt2, onnx) |')
@@ -48,12 +58,7 @@ def families():
     for name in sorted(cases.FAMILIES):
         model = cases._randomized(cases.FAMILIES[name]())
         pt2, onnx = os.path.join(folder, name + '.pt2'), os.path.join(folder, name + '.onnx')
-        start = time.perf_counter()
-        program = exporting.export(model, pt2)
-        pt2_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        exporting.export(model, onnx)
-        onnx_seconds = time.perf_counter() - start
+        program, pt2_seconds, onnx_seconds = _timed_exports(model, pt2, onnx)
         loaded = torch.export.load(pt2).module()
         session = onnxruntime.InferenceSession(onnx, providers=['CPUExecutionProvider'])
         pt2_diff = onnx_diff = 0.
@@ -85,12 +90,7 @@ def files():
         model, inputs, predictions = model_files.loaded_fixture(name, pathlib.Path(folder))
         load_seconds = time.perf_counter() - start
         pt2, onnx = os.path.join(folder, 'model.pt2'), os.path.join(folder, 'model.onnx')
-        start = time.perf_counter()
-        program = exporting.export(model, pt2)
-        pt2_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        exporting.export(model, onnx)
-        onnx_seconds = time.perf_counter() - start
+        program, pt2_seconds, onnx_seconds = _timed_exports(model, pt2, onnx)
         print('| %s | %.1f | %.1f, %.1f | %s | %.1e, %.1e |' % (
             name, load_seconds, pt2_seconds, onnx_seconds, _dynamic_axes(program),
             model_files._max_relative_difference(model_files.pt2_outputs(pt2, inputs),
@@ -105,12 +105,8 @@ def mobilenet(batch=64):
                                            input_shape=(96, 96, 3))
     x = np.random.rand(batch, 96, 96, 3).astype('float32')
     folder = tempfile.mkdtemp()
-    start = time.perf_counter()
-    exporting.export(model, os.path.join(folder, 'mobilenet.pt2'))
-    pt2_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    exporting.export(model, os.path.join(folder, 'mobilenet.onnx'))
-    onnx_seconds = time.perf_counter() - start
+    _, pt2_seconds, onnx_seconds = _timed_exports(model, os.path.join(folder, 'mobilenet.pt2'),
+                                                  os.path.join(folder, 'mobilenet.onnx'))
     program = torch.export.load(os.path.join(folder, 'mobilenet.pt2')).module()
     session = onnxruntime.InferenceSession(os.path.join(folder, 'mobilenet.onnx'),
                                            providers=['CPUExecutionProvider'])
