@@ -529,7 +529,8 @@ BN_REDUCTIONS = [
     ((6, 3), [0]),
     ((5, 4, 3), [0, 1]),                # channels_last 3-D: a (rest, channels) view
     ((5, 3, 4), [0, 2]),                # channels_first 3-D
-    ((2, 4, 5, 3), [0, 1, 2]),          # channels_last: torch's channels_last NCHW
+    ((2, 4, 5, 3), [0, 1, 2]),          # channels_last, few channels: a channels-first copy
+    ((2, 3, 2, 16), [0, 1, 2]),         # channels_last: torch's channels_last NCHW
     ((2, 3, 4, 5), [0, 2, 3]),          # channels_first
     ((2, 3, 4, 5, 3), [0, 1, 2, 3]),    # channels_last 5-D: channels_last_3d NCDHW
     ((2, 3, 4, 5, 2), [0, 2, 3, 4]),    # channels_first 5-D

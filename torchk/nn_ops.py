@@ -557,6 +557,16 @@ class _BatchMoments(torch.autograd.Function):
                 None, None)
 
 
+# torch's channels-last batch-norm training kernels on CPUs vectorize over the channels; with
+# fewer than 16 they run 4-7x slower than on a channels-first copy (MobileNetV2's 8-channel
+# layers: 5.7 ms against 0.85 ms forward and backward), which then pays for the copies.
+_CHANNELS_LAST_MIN_CHANNELS = 16
+
+
+def _then_contiguous(restore):
+    return lambda y: restore(y).contiguous()
+
+
 @op
 def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
     """Computes mean and std for batch then apply batch_normalization on batch.
@@ -606,6 +616,9 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
         laid, restore = x.reshape(1, 1, -1), lambda y: y.reshape(x.shape)
     else:
         laid, restore = _channels_second(x, kept)
+        if (laid.device.type == 'cpu' and channels < _CHANNELS_LAST_MIN_CHANNELS
+                and not laid.is_contiguous()):
+            laid, restore = laid.contiguous(), _then_contiguous(restore)
     # The kernel writes the batch mean and the unbiased variance into running statistics
     # given a momentum of 1; the zeros keep `0 * running` from reading garbage.
     # The backward reads them, so the biased variance is a new tensor.
