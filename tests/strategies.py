@@ -39,6 +39,14 @@ def arrays(dtype, shape, low=-10., high=10.):
 
 
 @st.composite
+def array(draw, dtypes=FLOATS + INTS, low=-10., high=10., **shape_kwargs):
+    """An array of a dtype drawn from `dtypes`, values in `[low, high]`, its shape drawn by
+    `shapes(**shape_kwargs)`."""
+    dtype = draw(st.sampled_from(dtypes))
+    return draw(arrays(dtype, shapes(**shape_kwargs), low, high))
+
+
+@st.composite
 def array_and_axis(draw, dtypes=FLOATS, min_dims=1, low=-10., high=10.):
     """An array and an axis argument: an int (possibly negative), None or a tuple."""
     dtype = draw(st.sampled_from(dtypes))

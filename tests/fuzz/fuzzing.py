@@ -7,7 +7,8 @@ import numpy as np
 import torch
 from numpy.testing import assert_allclose
 
-from strategies import FLOATS, INTS, array_and_axis, arrays, shapes  # noqa: F401 (re-exported)
+from strategies import (  # noqa: F401 (re-exported)
+    FLOATS, INTS, array, array_and_axis, arrays, shapes)
 from torchk import core as K
 
 TOLERANCE = {'float16': 1e-2, 'float32': 1e-5, 'float64': 1e-10}

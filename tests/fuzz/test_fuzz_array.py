@@ -2,17 +2,9 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from fuzzing import FLOATS, INTS, arrays, check, shapes
+from fuzzing import INTS, array, arrays, check, shapes
 from reference import numpy_backend as npb
 from torchk import core as K
-
-DTYPES = FLOATS + INTS
-
-
-@st.composite
-def array(draw, dtypes=DTYPES, **shape_kwargs):
-    dtype = draw(st.sampled_from(dtypes))
-    return draw(arrays(dtype, shapes(**shape_kwargs)))
 
 
 @given(data=st.data())

@@ -10,15 +10,16 @@ from hypothesis import given, strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 from oracle import TK, compare, covers, reference  # noqa: E402
+import strategies  # noqa: E402
 from strategies import FLOATS, INTS, arrays, shapes  # noqa: E402
 from torchk import core as K  # noqa: E402
 
 DTYPES = FLOATS + INTS
 
 
-@st.composite
-def array(draw, dtypes=DTYPES, **shape_kwargs):
-    return draw(arrays(draw(st.sampled_from(dtypes)), shapes(**shape_kwargs), -5, 5))
+def array(dtypes=DTYPES, **shape_kwargs):
+    """`strategies.array` with values in [-5, 5]."""
+    return strategies.array(dtypes, -5, 5, **shape_kwargs)
 
 
 @covers('concatenate', 'stack')
