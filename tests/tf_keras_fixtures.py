@@ -6,7 +6,7 @@
   configuration and TF's outputs only; the script sets them in tf_keras, the tests in torchk.
 
 The tests build the models with `keras.models.model_from_config`, which reads tf_keras
-configurations through `torchk.model_files`.
+configurations through `torchk.saving`.
 """
 import os
 import zlib

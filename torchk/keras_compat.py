@@ -51,7 +51,7 @@ numbering unless stated):
   `__sklearn_tags__` that scikit-learn >= 1.6 requires.
 - `load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` read the model
   files of every Keras 2 dialect (tf.keras 2.0-2.15, tf_keras 2.16+, multi-backend Keras):
-  `torchk.model_files` translates the configuration before Keras 2.3.1 deserializes it, and
+  `torchk.saving` translates the configuration before Keras 2.3.1 deserializes it, and
   compiles from the translated training configuration.
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
   lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
@@ -237,8 +237,8 @@ def _patch_saving(saving):
     _yaml_load_with_a_loader(saving)
     _save_to_streams_in_write_mode(saving)
     saving.save_model = _saving_atomically(saving.save_model, saving)
-    from . import model_files
-    model_files.install(saving)
+    from .saving import h5
+    h5.install(saving)
 
 
 def _save_to_streams_in_write_mode(saving):

@@ -240,7 +240,7 @@ def test_model_from_yaml_round_trip():
 
 # ------------------------------------------------------------------------------------------
 # tf.keras training configurations under 2.2.x, which has no loss classes and names the
-# learning rate `lr` (torchk.model_files).
+# learning rate `lr` (torchk.saving).
 
 def _saved_loss(class_name, **config):
     return {'loss': {'class_name': class_name,
@@ -249,9 +249,9 @@ def _saved_loss(class_name, **config):
 
 
 def test_a_saved_loss_object_compiles_to_what_the_release_has():
-    from torchk import model_files
+    from torchk.saving import dialects
     model = mlp(3, 4)
-    arguments = model_files.compile_arguments(
+    arguments = dialects.compile_arguments(
         _saved_loss('CategoricalCrossentropy', from_logits=True, label_smoothing=0.), model)
     y_true = one_hot(np.array([0, 2]), 4)
     logits = np.array([[1., -1., .5, 0.], [0., 2., -1., 1.]], 'float32')
@@ -269,7 +269,7 @@ def test_a_saved_loss_object_compiles_to_what_the_release_has():
 
 @pytest.mark.skipif(not KERAS_2_2, reason='2.3.1 has loss classes, which take the setting')
 def test_a_saved_loss_setting_keras_2_2_cannot_compute_names_the_loss():
-    from torchk import model_files
+    from torchk.saving import dialects
     with pytest.raises(ValueError, match=r'CategoricalCrossentropy has label_smoothing=0\.1'):
-        model_files.compile_arguments(
+        dialects.compile_arguments(
             _saved_loss('CategoricalCrossentropy', label_smoothing=0.1), mlp(3, 4))

@@ -12,10 +12,7 @@ version that introduced what it translates. A key is mapped to its Keras 2.3.1 m
 value that would change what the model computes, and that Keras 2.3.1 cannot express, raises
 a ValueError naming the layer.
 
-`install(saving)` (called by `keras_compat` when `keras.engine.saving` is imported) makes
-`load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` translate, and
-`load_model(..., compile=True)` compile from the translated training configuration,
-restoring the optimizer's state where it maps onto Keras 2.3.1's optimizer.
+`torchk.saving.h5` installs it on Keras' loaders.
 
 Lambda layers store their function as marshalled bytecode, which only the Python version that
 wrote it can load. Any Lambda's function can be supplied instead through `custom_objects`,
@@ -24,9 +21,7 @@ under the Lambda layer's name: `load_model(path, custom_objects={'lambda_1': fn}
 import base64
 import codecs
 import copy
-import functools
 import inspect
-import json
 import marshal
 import re
 import warnings
@@ -746,110 +741,3 @@ def _in_model_order(saved, trainable_weights):
     if len(by_name) == len(saved) and set(by_name) == set(names):
         return [by_name[n] for n in names]
     return [value for _, value in saved]
-
-
-# ---- Installation ------------------------------------------------------------------------
-
-def _text(value):
-    if isinstance(value, (bytes, np.bytes_)):
-        return value.decode('utf8')
-    return str(value)
-
-
-def _translating_model_from_config(model_from_config):
-    @functools.wraps(model_from_config)
-    def wrapper(config, custom_objects=None):
-        return model_from_config(translate_model_config(config, custom_objects),
-                                 custom_objects=custom_objects)
-    return wrapper
-
-
-def _translating_model_from_text(model_from_text, parse):
-    """`model_from_json` or `model_from_yaml` reading the translated configuration (as
-    JSON, which YAML reads too)."""
-    @functools.wraps(model_from_text)
-    def wrapper(text, custom_objects=None):
-        config = translate_model_config(parse(text), custom_objects)
-        return model_from_text(json.dumps(config), custom_objects=custom_objects)
-    return wrapper
-
-
-def _compiling_from_translation(deserialize_model):
-    """`_deserialize_model(h5dict, custom_objects, compile)` that builds and loads the model
-    with Keras (compile=False), then compiles it from the translated training configuration
-    and restores the optimizer state where it maps (else warns: a fresh optimizer)."""
-    @functools.wraps(deserialize_model)
-    def wrapper(h5dict, custom_objects=None, compile=True):
-        if 'model_config' not in h5dict and 'layer_names' in h5dict:
-            raise ValueError('The file holds weights only (written by save_weights), not a '
-                             'model: build the model in code and call '
-                             'model.load_weights(path) (by_name=True matches layer names).')
-        if _saved_by_multi_backend_keras(h5dict):
-            return deserialize_model(h5dict, custom_objects=custom_objects, compile=compile)
-        model = deserialize_model(h5dict, custom_objects=custom_objects, compile=False)
-        if not compile:
-            return model
-        training_config = h5dict.get('training_config')
-        if training_config is None:
-            warnings.warn('No training configuration found in save file: the model was *not* '
-                          'compiled. Compile it manually.')
-            return model
-        model.compile(**compile_arguments(json.loads(_text(training_config)), model,
-                                          custom_objects))
-        if 'optimizer_weights' in h5dict:
-            _restore_optimizer_state(model, h5dict['optimizer_weights'])
-        return model
-    return wrapper
-
-
-def _saved_by_multi_backend_keras(h5dict):
-    """Whether the file's `keras_version` is multi-backend Keras' (2.0.0-2.3.1); tf.keras
-    writes '2.1.6-tf' ... '2.3.0-tf', then 2.4.0 and later versions."""
-    weights = h5dict['model_weights']
-    if 'keras_version' not in weights:
-        return True  # Keras 1
-    version = _text(weights['keras_version'])
-    if version.endswith('-tf'):
-        return False
-    numbers = tuple(int(n) for n in re.findall(r'\d+', version)[:3])
-    return numbers <= (2, 3, 1)
-
-
-def _restore_optimizer_state(model, group):
-    names = [_text(n) for n in group['weight_names']]
-    if not names:
-        return
-    values = [np.asarray(group[n]) for n in names]
-    model._make_train_function()
-    state = optimizer_state(model.optimizer, names, values, model._collected_trainable_weights)
-    if state is None:
-        return
-    if isinstance(state, str):
-        warnings.warn('The saved optimizer state was not restored (%s): the model starts '
-                      'training with a fresh optimizer.' % state)
-        return
-    optimizer = model.optimizer
-    if optimizer.weights and optimizer.weights[0] is not optimizer.iterations:
-        # Keras 2.2's RMSprop, Adagrad and Adadelta keep no iteration count in their weights
-        from keras import backend as K
-        K.set_value(optimizer.iterations, state[0])
-        state = state[1:]
-    try:
-        optimizer.set_weights(state)
-    except ValueError as e:
-        warnings.warn('The saved optimizer state does not fit the model (%s): the model '
-                      'starts training with a fresh optimizer.' % e)
-
-
-def install(saving):
-    """Makes `keras.engine.saving` (and so `keras.models`) translate every Keras 2 dialect:
-    `model_from_config` (which `load_model` calls), `model_from_json` and `model_from_yaml`
-    translate the configuration, and `_deserialize_model` compiles from the translated
-    training configuration."""
-    saving.model_from_config = _translating_model_from_config(saving.model_from_config)
-    saving.model_from_json = _translating_model_from_text(saving.model_from_json, json.loads)
-    if getattr(saving, 'yaml', None) is not None:
-        saving.model_from_yaml = _translating_model_from_text(
-            saving.model_from_yaml,
-            lambda text: saving.yaml.load(text, Loader=saving.yaml.FullLoader))
-    saving._deserialize_model = _compiling_from_translation(saving._deserialize_model)

@@ -1,4 +1,4 @@
-"""The translation rules of torchk.model_files, one by one (the whole files are tested in
+"""The translation rules of torchk.saving, one by one (the whole files are tested in
 tests/integration/test_tf_keras_models.py)."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ import pytest
 import keras
 from keras import backend as K
 
-from torchk import model_files
+from torchk.saving import dialects
 
 
 def _layer(class_name, **config):
@@ -44,7 +44,7 @@ def _initializer(class_name, **config):
          'scale': 2.0, 'mode': 'fan_in', 'distribution': 'normal', 'seed': 1}})),
 ])
 def test_layer_rule_translates(saved, expected):
-    assert model_files.translate_model_config(saved) == expected
+    assert dialects.translate_model_config(saved) == expected
 
 
 @pytest.mark.parametrize('saved, message', [
@@ -56,7 +56,7 @@ def test_layer_rule_translates(saved, expected):
 ])
 def test_layer_rule_refuses_what_keras_2_3_1_cannot_compute(saved, message):
     with pytest.raises(ValueError, match=message):
-        model_files.translate_model_config(saved)
+        dialects.translate_model_config(saved)
 
 
 def _functional(layers, inputs, outputs):
@@ -73,7 +73,7 @@ def test_functional_model_nodes_and_tensor_keywords():
         dict(_layer('MultiHeadAttention', name='mha', num_heads=1, key_dim=2), name='mha',
              inbound_nodes=[[['x', 0, 0, {'value': ['x', 0, 0], 'attention_mask': None}]]]),
     ], ['x', 0, 0], ['mha', 0, 0])
-    translated = model_files.translate_model_config(saved)
+    translated = dialects.translate_model_config(saved)
     assert translated['class_name'] == 'Model'
     assert translated['config']['input_layers'] == [['x', 0, 0]]
     assert translated['config']['layers'][1]['inbound_nodes'] == [
@@ -88,7 +88,7 @@ def test_keras_3_node_form():
                       'config': {'shape': [None, 2], 'keras_history': ['x', 0, 0]}}],
             'kwargs': {}}]),
     ], [['x', 0, 0]], [['d', 0, 0]])
-    translated = model_files.translate_model_config(saved)
+    translated = dialects.translate_model_config(saved)
     assert translated['config']['layers'][1]['inbound_nodes'] == [[['x', 0, 0, {}]]]
 
 
@@ -100,7 +100,7 @@ def test_tensor_keyword_of_an_unknown_call_is_refused():
              inbound_nodes=[[['x', 0, 0, {'other': ['x', 0, 0]}]]]),
     ], [['x', 0, 0]], [['d', 0, 0]])
     with pytest.raises(ValueError, match=r"'d' \(Dense\).*argument 'other'"):
-        model_files.translate_model_config(saved)
+        dialects.translate_model_config(saved)
 
 
 def _optimizer(class_name, **config):
@@ -113,7 +113,7 @@ def _optimizer(class_name, **config):
 
 
 def test_v2_optimizer_becomes_keras_optimizer_with_same_hyper_parameters():
-    translated = model_files.translate_optimizer_config(
+    translated = dialects.translate_optimizer_config(
         _optimizer('Adam', beta_1=0.8, beta_2=0.99, epsilon=1e-6, amsgrad=True, clipnorm=1.0))
     assert translated == {'class_name': 'Adam', 'config': {
         'learning_rate': 0.01, 'beta_1': 0.8, 'beta_2': 0.99, 'epsilon': 1e-6, 'amsgrad': True,
@@ -133,13 +133,13 @@ def test_v2_optimizer_becomes_keras_optimizer_with_same_hyper_parameters():
 ])
 def test_optimizer_setting_that_changes_training_is_refused(config, message):
     with pytest.raises(ValueError, match=message):
-        model_files.translate_optimizer_config(config)
+        dialects.translate_optimizer_config(config)
 
 
 @pytest.mark.parametrize('class_name', ['RMSprop', 'Adagrad'])
 def test_epsilon_placement_of_rmsprop_and_adagrad_is_announced(class_name):
     with pytest.warns(UserWarning, match='sqrt'):
-        model_files.translate_optimizer_config(_optimizer(class_name, epsilon=1e-7))
+        dialects.translate_optimizer_config(_optimizer(class_name, epsilon=1e-7))
 
 
 def _compiled_adam_model():
@@ -171,7 +171,7 @@ def test_adam_state_maps_from_tf_keras_slot_names(layout):
         for w in weights:
             names += ['Adam/m/%s:0' % w, 'Adam/v/%s:0' % w]
             values += [m[w], v[w]]
-    state = model_files.optimizer_state(model.optimizer, names, values,
+    state = dialects.optimizer_state(model.optimizer, names, values,
                                         model._collected_trainable_weights)
     model.optimizer.set_weights(state)
     restored = K.batch_get_value(model.optimizer.weights)
@@ -184,7 +184,7 @@ def test_adam_state_maps_from_tf_keras_slot_names(layout):
 
 def test_unknown_slot_is_reported_not_guessed():
     model = _compiled_adam_model()
-    state = model_files.optimizer_state(model.optimizer, ['iteration:0', 'Adam/zeta/out/bias:0'],
+    state = dialects.optimizer_state(model.optimizer, ['iteration:0', 'Adam/zeta/out/bias:0'],
                                         [np.array(3), np.zeros(1)],
                                         model._collected_trainable_weights)
     assert isinstance(state, str) and 'zeta' in state
@@ -199,7 +199,7 @@ def test_torchk_layer_taking_the_key_gets_it_as_saved(monkeypatch):
     Conv2D.__module__ = 'torchk.layers.convolutional'
     monkeypatch.setattr(keras.layers, 'Conv2D', Conv2D)
     saved = _layer('Conv2D', filters=4, kernel_size=3, groups=2)
-    assert model_files.translate_model_config(saved) == saved
+    assert dialects.translate_model_config(saved) == saved
 
 
 def test_layer_called_on_a_constant_is_refused():
@@ -210,4 +210,4 @@ def test_layer_called_on_a_constant_is_refused():
              inbound_nodes=[[['x', 0, 0, {}], ['_CONSTANT_VALUE', -1, [1.0, 2.0], {}]]]),
     ], [['x', 0, 0]], [['add', 0, 0]])
     with pytest.raises(ValueError, match=r"'add' \(Add\) was called on a constant"):
-        model_files.translate_model_config(saved)
+        dialects.translate_model_config(saved)
