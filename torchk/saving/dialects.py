@@ -735,6 +735,31 @@ def optimizer_state(optimizer, names, values, trainable_weights):
     return state
 
 
+def restore_optimizer_state(model, names, values):
+    """Sets a compiled model's optimizer state from a saved one (tf.keras slot `names`, numpy
+    `values`) where it maps onto the Keras optimizer; otherwise warns that training starts
+    with a fresh optimizer."""
+    model._make_train_function()
+    state = optimizer_state(model.optimizer, names, values, model._collected_trainable_weights)
+    if state is None:
+        return
+    if isinstance(state, str):
+        warnings.warn('The saved optimizer state was not restored (%s): the model starts '
+                      'training with a fresh optimizer.' % state)
+        return
+    optimizer = model.optimizer
+    if optimizer.weights and optimizer.weights[0] is not optimizer.iterations:
+        # Keras 2.2's RMSprop, Adagrad and Adadelta keep no iteration count in their weights
+        from keras import backend as K
+        K.set_value(optimizer.iterations, state[0])
+        state = state[1:]
+    try:
+        optimizer.set_weights(state)
+    except ValueError as e:
+        warnings.warn('The saved optimizer state does not fit the model (%s): the model '
+                      'starts training with a fresh optimizer.' % e)
+
+
 def _in_model_order(saved, trainable_weights):
     by_name = dict(saved)
     names = [w.name.split(':')[0] for w in trainable_weights]

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .dialects import compile_arguments, optimizer_state, translate_model_config
+from .dialects import compile_arguments, restore_optimizer_state, translate_model_config
 
 def _text(value):
     if isinstance(value, (bytes, np.bytes_)):
@@ -82,28 +82,8 @@ def _saved_by_multi_backend_keras(h5dict):
 
 def _restore_optimizer_state(model, group):
     names = [_text(n) for n in group['weight_names']]
-    if not names:
-        return
-    values = [np.asarray(group[n]) for n in names]
-    model._make_train_function()
-    state = optimizer_state(model.optimizer, names, values, model._collected_trainable_weights)
-    if state is None:
-        return
-    if isinstance(state, str):
-        warnings.warn('The saved optimizer state was not restored (%s): the model starts '
-                      'training with a fresh optimizer.' % state)
-        return
-    optimizer = model.optimizer
-    if optimizer.weights and optimizer.weights[0] is not optimizer.iterations:
-        # Keras 2.2's RMSprop, Adagrad and Adadelta keep no iteration count in their weights
-        from keras import backend as K
-        K.set_value(optimizer.iterations, state[0])
-        state = state[1:]
-    try:
-        optimizer.set_weights(state)
-    except ValueError as e:
-        warnings.warn('The saved optimizer state does not fit the model (%s): the model '
-                      'starts training with a fresh optimizer.' % e)
+    if names:
+        restore_optimizer_state(model, names, [np.asarray(group[n]) for n in names])
 
 
 def install(saving):
