@@ -1,0 +1,80 @@
+"""The protocol buffer messages of TensorFlow's SavedModel that the SavedModel reader reads.
+
+Only the messages and fields read are declared (field numbers as in TensorFlow's
+`saved_model.proto`, `meta_graph.proto`, `saved_object_graph.proto`,
+`trackable_object_graph.proto`, `tensor_bundle.proto`, `tensor_shape.proto` and Keras'
+`saved_metadata.proto`); the protobuf runtime skips every other field. Enumerations
+(`DataType`) are read as the integers they are on the wire. The descriptors live in a private
+pool, so they never clash with TensorFlow's own when both are imported.
+"""
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+_PACKAGE = 'torchk.saving.tf'
+_FIELD = descriptor_pb2.FieldDescriptorProto
+_TYPES = {'int32': _FIELD.TYPE_INT32, 'int64': _FIELD.TYPE_INT64, 'bool': _FIELD.TYPE_BOOL,
+          'string': _FIELD.TYPE_STRING, 'fixed32': _FIELD.TYPE_FIXED32}
+
+# message name: [(field name, number, type or message name, repeated)]
+_MESSAGES = {
+    'TensorShapeProto': [('dim', 2, 'TensorShapeDim', True), ('unknown_rank', 3, 'bool', False)],
+    'TensorShapeDim': [('size', 1, 'int64', False), ('name', 2, 'string', False)],
+    'TensorSliceProto': [],
+    'BundleHeaderProto': [('num_shards', 1, 'int32', False), ('endianness', 2, 'int32', False)],
+    'BundleEntryProto': [('dtype', 1, 'int32', False), ('shape', 2, 'TensorShapeProto', False),
+                         ('shard_id', 3, 'int32', False), ('offset', 4, 'int64', False),
+                         ('size', 5, 'int64', False), ('crc32c', 6, 'fixed32', False),
+                         ('slices', 7, 'TensorSliceProto', True)],
+    'ObjectReference': [('node_id', 1, 'int32', False), ('local_name', 2, 'string', False)],
+    'SerializedTensor': [('name', 1, 'string', False), ('full_name', 2, 'string', False),
+                         ('checkpoint_key', 3, 'string', False)],
+    'SlotVariableReference': [('original_variable_node_id', 1, 'int32', False),
+                              ('slot_name', 2, 'string', False),
+                              ('slot_variable_node_id', 3, 'int32', False)],
+    'TrackableObject': [('children', 1, 'ObjectReference', True),
+                        ('attributes', 2, 'SerializedTensor', True),
+                        ('slot_variables', 3, 'SlotVariableReference', True)],
+    'TrackableObjectGraph': [('nodes', 1, 'TrackableObject', True)],
+    'SavedUserObject': [('identifier', 1, 'string', False), ('metadata', 3, 'string', False)],
+    'SavedObject': [('children', 1, 'ObjectReference', True),
+                    ('user_object', 4, 'SavedUserObject', False)],
+    'SavedObjectGraph': [('nodes', 1, 'SavedObject', True)],
+    'MetaGraphDef': [('object_graph_def', 7, 'SavedObjectGraph', False)],
+    'SavedModel': [('saved_model_schema_version', 1, 'int64', False),
+                   ('meta_graphs', 2, 'MetaGraphDef', True)],
+    'KerasSavedObject': [('node_id', 2, 'int32', False), ('node_path', 3, 'string', False),
+                         ('identifier', 4, 'string', False), ('metadata', 5, 'string', False)],
+    'SavedMetadata': [('nodes', 1, 'KerasSavedObject', True)],
+}
+
+
+def _file_descriptor():
+    proto = descriptor_pb2.FileDescriptorProto(name='torchk_saving_tf.proto', package=_PACKAGE,
+                                               syntax='proto3')
+    for name, fields in _MESSAGES.items():
+        message = proto.message_type.add(name=name)
+        for field_name, number, kind, repeated in fields:
+            field = message.field.add(
+                name=field_name, number=number,
+                label=_FIELD.LABEL_REPEATED if repeated else _FIELD.LABEL_OPTIONAL)
+            if kind in _TYPES:
+                field.type = _TYPES[kind]
+            else:
+                field.type = _FIELD.TYPE_MESSAGE
+                field.type_name = '.%s.%s' % (_PACKAGE, kind)
+    return proto
+
+
+def _message_classes():
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(_file_descriptor())
+    return {name: message_factory.GetMessageClass(
+                pool.FindMessageTypeByName('%s.%s' % (_PACKAGE, name)))
+            for name in _MESSAGES}
+
+
+_CLASSES = _message_classes()
+BundleHeaderProto = _CLASSES['BundleHeaderProto']
+BundleEntryProto = _CLASSES['BundleEntryProto']
+TrackableObjectGraph = _CLASSES['TrackableObjectGraph']
+SavedModel = _CLASSES['SavedModel']
+SavedMetadata = _CLASSES['SavedMetadata']

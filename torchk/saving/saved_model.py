@@ -1,0 +1,276 @@
+"""SavedModel directories written by tf.keras 2.x / tf_keras, loaded without TensorFlow.
+
+`model.save('dir')` of TensorFlow 2.0-2.15 (and tf_keras) writes `dir/saved_model.pb` (a
+`SavedModel`: TensorFlow graph functions plus the object graph of the saved Python objects),
+`dir/keras_metadata.pb` (TF 2.5+: each Keras layer's configuration, keyed by its node in the
+object graph; before 2.5 the same JSON was in the object graph's `SavedUserObject.metadata`)
+and `dir/variables/` (a TensorFlow checkpoint, read by `tensor_bundle`).
+
+`load` rebuilds the model from the root's `model_config` with Keras 2.3.1 (through
+`keras.engine.saving.model_from_config`, so every dialect translation and safety check of
+configurations applies), then follows the checkpoint's object graph from the root to each
+layer, its `variables` list (tf.keras' weight order) and each variable's checkpoint key, and
+sets the weights layer by layer as Keras' HDF5 loader does. The optimizer's state is found the
+same way, from the root's `optimizer` node. The graph functions, signatures and assets are
+never read, let alone run.
+"""
+import json
+import os
+import re
+
+from . import protos
+from .dialects import compile_arguments, restore_optimizer_state
+from .errors import ModelFileError
+from .tensor_bundle import TensorBundle
+
+_OBJECT_GRAPH_KEY = '_CHECKPOINTABLE_OBJECT_GRAPH'
+_VALUE_ATTRIBUTE = 'VARIABLE_VALUE'
+
+
+def load(path, custom_objects=None, compile=True):
+    """Loads a Keras model from a SavedModel directory written by tf.keras 2.x / tf_keras.
+
+    # Arguments
+        path: the directory (holding `saved_model.pb` and `variables/`).
+        custom_objects: dict mapping names to custom classes or functions, as for
+            `keras.models.load_model`.
+        compile: whether to compile the model with its saved training configuration and
+            restore the optimizer's state where it maps onto Keras 2.3.1's optimizer.
+
+    # Returns
+        A Keras 2.3.1 model with the saved weights.
+
+    # Raises
+        ModelFileError: if the directory is missing a part, a part is damaged, or the saved
+            weights disagree with the architecture.
+        ValueError: if the configuration cannot be built (as `model_from_config` raises).
+    """
+    from keras import backend as K
+    from keras.engine import saving
+
+    path = os.fspath(path)
+    if not os.path.isfile(os.path.join(path, 'saved_model.pb')):
+        raise ModelFileError(path, 'not a SavedModel directory: it has no saved_model.pb')
+    keras_nodes = _keras_nodes(path)
+    root = keras_nodes.get(0)
+    if root is None or 'model_config' not in root:
+        raise ModelFileError(path, 'the SavedModel holds no Keras model configuration: a '
+                             'subclassed model or a TensorFlow module, whose architecture is '
+                             'Python code that the file does not hold')
+    bundle = TensorBundle(os.path.join(path, 'variables', 'variables'))
+    graph = _ObjectGraph(bundle)
+    model = saving.model_from_config(root['model_config'], custom_objects=custom_objects)
+    saved_weights = _layer_weights(model, graph, keras_nodes, root.get('keras_version'))
+    K.batch_set_value([(weight, value) for weight, value, _ in saved_weights])
+    training_config = root.get('training_config')
+    if compile and training_config:
+        model.compile(**compile_arguments(training_config, model, custom_objects))
+        names, values = _optimizer_state(graph, saved_weights)
+        if names:
+            restore_optimizer_state(model, names, values)
+    return model
+
+
+def _keras_nodes(path):
+    """{object graph node id: decoded Keras metadata} from `keras_metadata.pb`, or else from
+    the object graph of `saved_model.pb` (TensorFlow < 2.5)."""
+    metadata_path = os.path.join(path, 'keras_metadata.pb')
+    if os.path.isfile(metadata_path):
+        metadata = _parse(protos.SavedMetadata, metadata_path)
+        nodes = {node.node_id: (node.metadata, node.node_path) for node in metadata.nodes}
+        source = metadata_path
+    else:
+        source = os.path.join(path, 'saved_model.pb')
+        saved_model = _parse(protos.SavedModel, source)
+        if len(saved_model.meta_graphs) != 1:
+            raise ModelFileError(source, 'a Keras SavedModel has one meta graph, this one %d'
+                                 % len(saved_model.meta_graphs))
+        objects = saved_model.meta_graphs[0].object_graph_def.nodes
+        nodes = {i: (node.user_object.metadata, 'node %d' % i) for i, node in enumerate(objects)
+                 if node.user_object.identifier.startswith('_tf_keras')
+                 and node.user_object.metadata}
+    decoded = {}
+    for node_id, (text, where) in nodes.items():
+        try:
+            value = json.loads(text, object_hook=_decode_sequences)
+        except (ValueError, RecursionError) as e:
+            raise ModelFileError(source, 'the Keras metadata of %s is not valid JSON (%s)' % (
+                where, e)) from e
+        if not isinstance(value, dict):
+            raise ModelFileError(source, 'the Keras metadata of %s is not a JSON object' % where)
+        decoded[node_id] = value
+    return decoded
+
+
+def _decode_sequences(value):
+    """The lists that tf.keras' SavedModel metadata writes as `{"class_name": "__tuple__"`
+    (or `"TensorShape"`)`, "items": [...]}`, as plain lists (as its `.h5` files have them)."""
+    if value.get('class_name') in ('__tuple__', 'TensorShape') and set(value) == {
+            'class_name', 'items'} and isinstance(value['items'], list):
+        return value['items']
+    return value
+
+
+def _parse(message_class, path):
+    with open(path, 'rb') as f:
+        data = f.read()
+    message = message_class()
+    try:
+        message.ParseFromString(data)
+    except Exception as e:  # protobuf's DecodeError, whose module varies by runtime
+        raise ModelFileError(path, 'not a valid %s protocol buffer (%s)' % (
+            message_class.DESCRIPTOR.name, e)) from e
+    return message
+
+
+class _ObjectGraph(object):
+    """The checkpoint's object graph (`TrackableObjectGraph`): each object's named children,
+    and each variable's checkpoint key. Node ids are those of the SavedModel's object graph,
+    which the Keras metadata refers to."""
+
+    def __init__(self, bundle):
+        self.bundle = bundle
+        self.path = bundle.index_path
+        if _OBJECT_GRAPH_KEY not in bundle.entries:
+            raise ModelFileError(self.path, 'the checkpoint has no object graph (%s): it was '
+                                 'not written by TensorFlow 2' % _OBJECT_GRAPH_KEY)
+        serialized = bundle.read(_OBJECT_GRAPH_KEY)
+        if len(serialized) != 1:
+            raise ModelFileError(self.path, 'the object graph is %d strings, not one' %
+                                 len(serialized))
+        graph = protos.TrackableObjectGraph()
+        try:
+            graph.ParseFromString(serialized[0])
+        except Exception as e:  # protobuf's DecodeError, whose module varies by runtime
+            raise ModelFileError(self.path, 'the object graph is not a valid '
+                                 'TrackableObjectGraph (%s)' % e) from e
+        self.nodes = graph.nodes
+        if not self.nodes:
+            raise ModelFileError(self.path, 'the object graph is empty')
+
+    def node(self, node_id):
+        if not 0 <= node_id < len(self.nodes):
+            raise ModelFileError(self.path, 'the object graph has no node %d (it has %d)' % (
+                node_id, len(self.nodes)))
+        return self.nodes[node_id]
+
+    def children(self, node_id):
+        return {child.local_name: child.node_id for child in self.node(node_id).children}
+
+    def items(self, node_id):
+        """The node ids of a list object's elements, in order (children named 0, 1, ...)."""
+        children = self.children(node_id)
+        if sorted(children) != sorted(str(i) for i in range(len(children))):
+            raise ModelFileError(self.path, 'node %d is not a list: its children are %s' % (
+                node_id, sorted(children)))
+        return [children[str(i)] for i in range(len(children))]
+
+    def variable(self, node_id):
+        """(checkpoint key, full name) of a variable node."""
+        for attribute in self.node(node_id).attributes:
+            if attribute.name == _VALUE_ATTRIBUTE:
+                if attribute.checkpoint_key not in self.bundle.entries:
+                    raise ModelFileError(self.path, 'variable node %d refers to %r, which the '
+                                         'checkpoint lacks' % (node_id, attribute.checkpoint_key))
+                return attribute.checkpoint_key, attribute.full_name
+        raise ModelFileError(self.path, 'node %d, listed as a variable, has no value' % node_id)
+
+
+def _saved_layers(graph, keras_nodes):
+    """{layer name: its node id} of the root's layers (children `layer-0`, `layer-1`, ...)."""
+    layers = {}
+    for local_name, node_id in graph.children(0).items():
+        if re.fullmatch(r'layer-\d+', local_name):
+            metadata = keras_nodes.get(node_id)
+            if metadata is None or not isinstance(metadata.get('name'), str):
+                raise ModelFileError(graph.path, 'the model\'s %s (node %d) has no Keras '
+                                     'metadata naming it' % (local_name, node_id))
+            layers[metadata['name']] = node_id
+    return layers
+
+
+def _layer_weights(model, graph, keras_nodes, keras_version):
+    """[(Keras weight, saved value, saved variable node id)] for every weight of the model,
+    from the saved layer of the same name, its values in tf.keras' order converted as
+    Keras' HDF5 loader converts them."""
+    from keras.engine.saving import preprocess_weights_for_loading
+
+    saved_layers = _saved_layers(graph, keras_nodes)
+    result = []
+    loaded = set()
+    for layer in model.layers:
+        if not layer.weights:
+            continue
+        if layer.name not in saved_layers:
+            raise ModelFileError(graph.path, 'the model\'s layer %r has weights but the '
+                                 'checkpoint has no layer of that name' % layer.name)
+        node_id = saved_layers[layer.name]
+        loaded.add(layer.name)
+        variable_nodes = graph.items(graph.children(node_id).get('variables', -1))
+        keys = [graph.variable(v)[0] for v in variable_nodes]
+        values = [graph.bundle.read(key) for key in keys]
+        values = preprocess_weights_for_loading(layer, values, keras_version, 'tensorflow')
+        if len(values) != len(layer.weights):
+            raise ModelFileError(graph.path, 'layer %r has %d weights but the checkpoint has '
+                                 '%d for it' % (layer.name, len(layer.weights), len(values)))
+        for i, (weight, value) in enumerate(zip(layer.weights, values)):
+            expected = tuple(int(d) for d in weight.shape)
+            if tuple(value.shape) != expected:
+                raise ModelFileError(graph.path, 'layer %r: weight %r has the shape %s but the '
+                                     'checkpoint\'s is %s' % (layer.name, weight.name,
+                                                               expected, value.shape))
+            source = variable_nodes[i] if len(variable_nodes) == len(values) else None
+            result.append((weight, value, source))
+    for name, node_id in saved_layers.items():
+        variables = graph.children(node_id).get('variables')
+        if name not in loaded and variables is not None and graph.items(variables):
+            raise ModelFileError(graph.path, 'the checkpoint has weights for a layer %r, which '
+                                 'the model does not have' % name)
+    return result
+
+
+def _optimizer_state(graph, saved_weights):
+    """The optimizer's saved variables, named as tf.keras names them in `.h5` files, with
+    each slot's weight given by its Keras 2.3.1 name, found through the object graph.
+
+    Legacy optimizers (OptimizerV2) list their slots as (original variable node, slot name,
+    slot variable node) references; the optimizers of TF 2.11+ keep every variable in their
+    `_variables` list (the iteration count first), each slot named
+    `<optimizer>/<slot>/<variable name>`.
+
+    # Returns
+        (names, values), both empty if the file has no optimizer.
+    """
+    optimizer_id = graph.children(0).get('optimizer')
+    if optimizer_id is None:
+        return [], []
+    weight_names = {node: weight.name.split(':')[0]
+                    for weight, _, node in saved_weights if node is not None}
+    by_full_name = {graph.variable(node)[1]: name for node, name in weight_names.items()}
+    optimizer = graph.node(optimizer_id)
+    children = graph.children(optimizer_id)
+    if '_variables' in children:
+        variable_nodes = graph.items(children['_variables'])
+    else:
+        variable_nodes = [node for node in children.values()
+                          if any(a.name == _VALUE_ATTRIBUTE for a in graph.node(node).attributes)]
+    names, values = [], []
+    for node in variable_nodes:
+        key, full_name = graph.variable(node)
+        parts = full_name.split('/')
+        weight = '/'.join(parts[2:])
+        if len(parts) > 2 and weight in by_full_name:
+            full_name = '/'.join(parts[:2] + [by_full_name[weight]])
+        names.append(full_name + ':0')
+        values.append(graph.bundle.read(key))
+    for slot in optimizer.slot_variables:
+        if slot.original_variable_node_id not in weight_names:
+            raise ModelFileError(graph.path, 'the optimizer has a %r slot for node %d, which '
+                                 'is no weight of the model' % (
+                                     slot.slot_name, slot.original_variable_node_id))
+        key, full_name = graph.variable(slot.slot_variable_node_id)
+        names.append('%s/%s/%s:0' % (full_name.split('/')[0],
+                                     weight_names[slot.original_variable_node_id],
+                                     slot.slot_name))
+        values.append(graph.bundle.read(key))
+    return names, values
