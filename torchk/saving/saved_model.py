@@ -57,12 +57,17 @@ def load(path, custom_objects=None, compile=True):
         raise ModelFileError(path, 'the SavedModel holds no Keras model configuration: a '
                              'subclassed model or a TensorFlow module, whose architecture is '
                              'Python code that the file does not hold')
+    if not isinstance(root['model_config'], dict) or 'class_name' not in root['model_config']:
+        raise ModelFileError(path, 'the model configuration is not a Keras configuration (a '
+                             'JSON object with a class_name)')
+    training_config = root.get('training_config')
+    if training_config is not None and not isinstance(training_config, dict):
+        raise ModelFileError(path, 'the training configuration is not a JSON object')
     bundle = TensorBundle(os.path.join(path, 'variables', 'variables'))
     graph = _ObjectGraph(bundle)
     model = saving.model_from_config(root['model_config'], custom_objects=custom_objects)
     saved_weights = _layer_weights(model, graph, keras_nodes, root.get('keras_version'))
     K.batch_set_value([(weight, value) for weight, value, _ in saved_weights])
-    training_config = root.get('training_config')
     if compile and training_config:
         model.compile(**compile_arguments(training_config, model, custom_objects))
         names, values = _optimizer_state(graph, saved_weights)
@@ -206,20 +211,27 @@ def _layer_weights(model, graph, keras_nodes, keras_version):
                                  'checkpoint has no layer of that name' % layer.name)
         node_id = saved_layers[layer.name]
         loaded.add(layer.name)
-        variable_nodes = graph.items(graph.children(node_id).get('variables', -1))
-        keys = [graph.variable(v)[0] for v in variable_nodes]
-        values = [graph.bundle.read(key) for key in keys]
+        children = graph.children(node_id)
+        if 'variables' not in children:
+            raise ModelFileError(graph.path, 'layer %r (node %d) has no variables list' % (
+                layer.name, node_id))
+        variable_nodes = graph.items(children['variables'])
+        variables = [graph.variable(v) for v in variable_nodes]
+        values = [graph.bundle.read(key) for key, _ in variables]
         values = preprocess_weights_for_loading(layer, values, keras_version, 'tensorflow')
         if len(values) != len(layer.weights):
             raise ModelFileError(graph.path, 'layer %r has %d weights but the checkpoint has '
                                  '%d for it' % (layer.name, len(layer.weights), len(values)))
+        same_count = len(variable_nodes) == len(values)
         for i, (weight, value) in enumerate(zip(layer.weights, values)):
             expected = tuple(int(d) for d in weight.shape)
             if tuple(value.shape) != expected:
-                raise ModelFileError(graph.path, 'layer %r: weight %r has the shape %s but the '
-                                     'checkpoint\'s is %s' % (layer.name, weight.name,
-                                                               expected, value.shape))
-            source = variable_nodes[i] if len(variable_nodes) == len(values) else None
+                raise ModelFileError(graph.path, 'layer %r: its weight %d has the shape %s but '
+                                     'the checkpoint\'s%s is %s' % (
+                                         layer.name, i, expected,
+                                         ' (%s)' % variables[i][1] if same_count else '',
+                                         value.shape))
+            source = variable_nodes[i] if same_count else None
             result.append((weight, value, source))
     for name, node_id in saved_layers.items():
         variables = graph.children(node_id).get('variables')

@@ -197,11 +197,13 @@ def read_table(path):
         raise ModelFileError(path, 'the file does not end in the table magic number %x: it is '
                              'truncated or not a TensorFlow checkpoint index' % _TABLE_MAGIC)
     footer = data[len(data) - _FOOTER_SIZE:]
-    _, position = _varint(footer, 0, path, 'the footer')
-    _, position = _varint(footer, position, path, 'the footer')
-    index_offset, position = _varint(footer, position, path, 'the footer')
-    index_size, _ = _varint(footer, position, path, 'the footer')
-    index = _block(data, (index_offset, index_size), path, 'the index block')
+    handles = []
+    position = 0
+    for _ in range(4):
+        number, position = _varint(footer, position, path, 'the footer')
+        handles.append(number)
+    _block(data, handles[:2], path, 'the metaindex block')  # checked; its filters unused
+    index = _block(data, handles[2:], path, 'the index block')
     entries = []
     for _, handle in _block_entries(index, path, 'the index block'):
         offset_size = _block_handle(handle, path, 'the index block')
