@@ -11,7 +11,7 @@ SAVED_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'f
                             'tf_keras', 'saved_models')
 DIALECTS = sorted(os.path.basename(d) for d in glob.glob(os.path.join(SAVED_MODELS, '*')))
 MODELS = ['mlp', 'mlp_pre_tf25', 'text_birnn_masked', 'cnn_depthwise', 'transformer_block',
-          'legacy_optimizer']
+          'legacy_optimizer', 'mlp_sgd_nested']
 
 
 def unpack(dialect, name, directory):

@@ -17,6 +17,7 @@ never read, let alone run.
 import json
 import os
 import re
+import warnings
 
 from . import protos
 from .dialects import compile_arguments, restore_optimizer_state
@@ -51,24 +52,27 @@ def load(path, custom_objects=None, compile=True):
     path = os.fspath(path)
     if not os.path.isfile(os.path.join(path, 'saved_model.pb')):
         raise ModelFileError(path, 'not a SavedModel directory: it has no saved_model.pb')
-    keras_nodes = _keras_nodes(path)
+    keras_nodes, source = _keras_nodes(path)
     root = keras_nodes.get(0)
     if root is None or 'model_config' not in root:
-        raise ModelFileError(path, 'the SavedModel holds no Keras model configuration: a '
+        raise ModelFileError(source, 'the SavedModel holds no Keras model configuration: a '
                              'subclassed model or a TensorFlow module, whose architecture is '
                              'Python code that the file does not hold')
     if not isinstance(root['model_config'], dict) or 'class_name' not in root['model_config']:
-        raise ModelFileError(path, 'the model configuration is not a Keras configuration (a '
+        raise ModelFileError(source, 'the model configuration is not a Keras configuration (a '
                              'JSON object with a class_name)')
     training_config = root.get('training_config')
     if training_config is not None and not isinstance(training_config, dict):
-        raise ModelFileError(path, 'the training configuration is not a JSON object')
+        raise ModelFileError(source, 'the training configuration is not a JSON object')
     bundle = TensorBundle(os.path.join(path, 'variables', 'variables'))
     graph = _ObjectGraph(bundle)
     model = saving.model_from_config(root['model_config'], custom_objects=custom_objects)
     saved_weights = _layer_weights(model, graph, keras_nodes, root.get('keras_version'))
     K.batch_set_value([(weight, value) for weight, value, _ in saved_weights])
-    if compile and training_config:
+    if compile and not training_config:
+        warnings.warn('No training configuration found in save file: the model was *not* '
+                      'compiled. Compile it manually.')
+    elif compile:
         model.compile(**compile_arguments(training_config, model, custom_objects))
         names, values = _optimizer_state(graph, saved_weights)
         if names:
@@ -77,8 +81,8 @@ def load(path, custom_objects=None, compile=True):
 
 
 def _keras_nodes(path):
-    """{object graph node id: decoded Keras metadata} from `keras_metadata.pb`, or else from
-    the object graph of `saved_model.pb` (TensorFlow < 2.5)."""
+    """({object graph node id: decoded Keras metadata}, the file read) from
+    `keras_metadata.pb`, or else from the object graph of `saved_model.pb` (TensorFlow < 2.5)."""
     metadata_path = os.path.join(path, 'keras_metadata.pb')
     if os.path.isfile(metadata_path):
         metadata = _parse(protos.SavedMetadata, metadata_path)
@@ -104,12 +108,12 @@ def _keras_nodes(path):
         if not isinstance(value, dict):
             raise ModelFileError(source, 'the Keras metadata of %s is not a JSON object' % where)
         decoded[node_id] = value
-    return decoded
+    return decoded, source
 
 
 def _decode_sequences(value):
-    """The lists that tf.keras' SavedModel metadata writes as `{"class_name": "__tuple__"`
-    (or `"TensorShape"`)`, "items": [...]}`, as plain lists (as its `.h5` files have them)."""
+    """Plain lists (as in tf.keras' `.h5` files) for the tuples and shapes that its SavedModel
+    metadata writes as {"class_name": "__tuple__" or "TensorShape", "items": [...]}."""
     if value.get('class_name') in ('__tuple__', 'TensorShape') and set(value) == {
             'class_name', 'items'} and isinstance(value['items'], list):
         return value['items']
