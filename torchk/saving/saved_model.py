@@ -14,6 +14,7 @@ sets the weights layer by layer as Keras' HDF5 loader does. The optimizer's stat
 same way, from the root's `optimizer` node. The graph functions, signatures and assets are
 never read, let alone run.
 """
+import collections
 import json
 import os
 import re
@@ -262,7 +263,11 @@ def _optimizer_state(graph, saved_weights):
         return [], []
     weight_names = {node: weight.name.split(':')[0]
                     for weight, _, node in saved_weights if node is not None}
-    by_full_name = {graph.variable(node)[1]: name for node, name in weight_names.items()}
+    full_names = [(graph.variable(node)[1], name) for node, name in weight_names.items()]
+    counts = collections.Counter(full_name for full_name, _ in full_names)
+    # A name two variables share (layers of one name in nested models) maps to neither: the
+    # slots are then matched by order, as tf.keras created them.
+    by_full_name = {full_name: name for full_name, name in full_names if counts[full_name] == 1}
     optimizer = graph.node(optimizer_id)
     children = graph.children(optimizer_id)
     if '_variables' in children:
