@@ -3,9 +3,12 @@ by tests/fixtures/make_tf_keras_saved_models.py): each directory packed as `<nam
 TensorFlow's inputs, targets and predictions in `<name>.npz`."""
 import glob
 import os
+import struct
 import tarfile
 
 import numpy as np
+
+from torchk.saving.tensor_bundle import _crc32c
 
 SAVED_MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fixtures',
                             'tf_keras', 'saved_models')
@@ -43,3 +46,42 @@ def max_relative_difference(actual, expected):
     actual = actual if isinstance(actual, list) else [actual]
     return max(np.abs(a - e).max() / max(np.abs(e).max(), 1e-6)
                for a, e in zip(actual, expected))
+
+
+def mask(crc):
+    """TensorFlow's masked CRC-32C."""
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xa282ead8) & 0xFFFFFFFF
+
+
+def _varint(n):
+    out = b''
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80])
+        n >>= 7
+    return out + bytes([n])
+
+
+def _block(pairs):
+    """A table block of `pairs`, every key whole (no shared prefix), one restart point."""
+    body = b''.join(_varint(0) + _varint(len(k)) + _varint(len(v)) + k + v for k, v in pairs)
+    return body + struct.pack('<II', 0, 1)
+
+
+def _with_trailer(contents, kind=0):
+    kind = bytes([kind])
+    return contents + kind + struct.pack('<I', mask(_crc32c(contents + kind)))
+
+
+def table(pairs, kind=0):
+    """An SSTable: one data block of `pairs` (sorted), an empty metaindex block, the index
+    block, the footer."""
+    data = _block(pairs)
+    out = _with_trailer(data, kind)
+    metaindex, metaindex_offset = _block([]), len(out)
+    out += _with_trailer(metaindex)
+    index = _block([(b'\xff', _varint(0) + _varint(len(data)))])
+    index_offset = len(out)
+    out += _with_trailer(index)
+    handles = (_varint(metaindex_offset) + _varint(len(metaindex)) + _varint(index_offset)
+               + _varint(len(index)))
+    return out + handles.ljust(40, b'\0') + struct.pack('<Q', 0xdb4775248b80fb57)

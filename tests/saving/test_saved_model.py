@@ -6,7 +6,6 @@ import os
 import shutil
 import warnings
 
-import numpy as np
 import pytest
 
 import keras
@@ -14,7 +13,10 @@ import keras
 from torchk.saving import protos, saved_model
 from torchk.saving.errors import ModelFileError
 
-from .saved_model_files import DIALECTS, MODELS, arrays, max_relative_difference, unpack
+from torchk.saving.tensor_bundle import read_table
+
+from .saved_model_files import (DIALECTS, MODELS, arrays, max_relative_difference, table,
+                                unpack)
 
 
 def _load(path, compile):
@@ -157,3 +159,25 @@ def test_metadata_read_from_the_object_graph_when_keras_metadata_pb_is_absent(ml
     _truncate(os.path.join(mlp_dir, 'saved_model.pb'), 5000)
     with pytest.raises(ModelFileError, match=r'saved_model.pb: not a valid SavedModel'):
         saved_model.load(mlp_dir)
+
+
+def test_huge_declared_shape_is_refused_before_reading(mlp_dir):
+    """The index entry of a kernel, rewritten (checksums valid) to declare 2**93 floats."""
+    index = os.path.join(mlp_dir, 'variables', 'variables.index')
+    pairs = []
+    for key, value in read_table(index):
+        if key == b'layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE':
+            entry = protos.BundleEntryProto()
+            entry.ParseFromString(value)
+            for dim in entry.shape.dim:
+                dim.size = 1 << 31
+            entry.shape.dim.add().size = 1 << 31
+            value = entry.SerializeToString()
+        pairs.append((key, value))
+    with open(index, 'wb') as f:
+        f.write(table(pairs))
+    with pytest.raises(ModelFileError, match=r"'layer_with_weights-0/kernel/.ATTRIBUTES/"
+                                             r"VARIABLE_VALUE' of shape \[2147483648, 2147483648, "
+                                             r"2147483648\] .* is declared as 192") as error:
+        saved_model.load(mlp_dir)
+    assert error.value.path == index

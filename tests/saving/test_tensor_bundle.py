@@ -2,7 +2,6 @@
 damaged or hostile ones with a ModelFileError naming the file and the fault."""
 import os
 import shutil
-import struct
 
 import numpy as np
 import pytest
@@ -12,45 +11,7 @@ from torchk.saving import protos
 from torchk.saving.errors import ModelFileError
 from torchk.saving.tensor_bundle import TensorBundle, _crc32c, _crc_register, read_table
 
-from .saved_model_files import DIALECTS, checkpoint_values, unpack
-
-
-def _mask(crc):
-    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xa282ead8) & 0xFFFFFFFF
-
-
-def _varint(n):
-    out = b''
-    while n >= 0x80:
-        out += bytes([n & 0x7F | 0x80])
-        n >>= 7
-    return out + bytes([n])
-
-
-def _block(pairs):
-    """A table block of `pairs`, every key whole (no shared prefix), one restart point."""
-    body = b''.join(_varint(0) + _varint(len(k)) + _varint(len(v)) + k + v for k, v in pairs)
-    return body + struct.pack('<II', 0, 1)
-
-
-def _with_trailer(contents, kind=0):
-    kind = bytes([kind])
-    return contents + kind + struct.pack('<I', _mask(_crc32c(contents + kind)))
-
-
-def _table(pairs, kind=0):
-    """An SSTable: one data block of `pairs` (sorted), an empty metaindex block, the index
-    block, the footer."""
-    data = _block(pairs)
-    out = _with_trailer(data, kind)
-    metaindex, metaindex_offset = _block([]), len(out)
-    out += _with_trailer(metaindex)
-    index = _block([(b'\xff', _varint(0) + _varint(len(data)))])
-    index_offset = len(out)
-    out += _with_trailer(index)
-    handles = (_varint(metaindex_offset) + _varint(len(metaindex)) + _varint(index_offset)
-               + _varint(len(index)))
-    return out + handles.ljust(40, b'\0') + struct.pack('<Q', 0xdb4775248b80fb57)
+from .saved_model_files import DIALECTS, checkpoint_values, mask, table, unpack
 
 
 def _write_bundle(directory, tensors, edit=None, header=True, kind=0):
@@ -63,14 +24,14 @@ def _write_bundle(directory, tensors, edit=None, header=True, kind=0):
     for name in sorted(tensors):
         raw = np.asarray(tensors[name], '<f4').tobytes()
         entry = protos.BundleEntryProto(dtype=1, offset=len(data), size=len(raw),
-                                        crc32c=_mask(_crc32c(raw)))
+                                        crc32c=mask(_crc32c(raw)))
         entry.shape.dim.add().size = len(tensors[name])
         if edit:
             edit(name, entry)
         pairs.append((name.encode(), entry.SerializeToString()))
         data += raw
     with open(prefix + '.index', 'wb') as f:
-        f.write(_table(pairs, kind))
+        f.write(table(pairs, kind))
     with open(prefix + '.data-00000-of-00001', 'wb') as f:
         f.write(data)
     return prefix
@@ -228,9 +189,9 @@ def test_damaged_checkpoint_reads_exactly_or_raises(mlp_checkpoint, tmp_path_fac
 def test_read_table_keys_in_order(tmp_path):
     path = os.path.join(str(tmp_path), 't.index')
     with open(path, 'wb') as f:
-        f.write(_table([(b'a', b'1'), (b'b', b'2')]))
+        f.write(table([(b'a', b'1'), (b'b', b'2')]))
     assert read_table(path) == [(b'a', b'1'), (b'b', b'2')]
     with open(path, 'wb') as f:
-        f.write(_table([(b'b', b'1'), (b'a', b'2')]))
+        f.write(table([(b'b', b'1'), (b'a', b'2')]))
     with pytest.raises(ModelFileError, match='strictly increasing'):
         read_table(path)
