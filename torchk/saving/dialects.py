@@ -788,6 +788,8 @@ def optimizer_state(optimizer, names, values, trainable_weights):
             slot, weight = parts[1], '/'.join(parts[2:])
         elif parts[-1] in known:
             slot, weight = parts[-1], '/'.join(parts[1:-1])
+        elif parts[0] in known:  # a LossScaleOptimizerV3's inner slots (tf.keras 2.11+)
+            slot, weight = parts[0], '/'.join(parts[1:])
         else:
             return 'the file has the optimizer slot %r, unknown to Keras 2.3.1\'s %s' % (
                 name, class_name)
