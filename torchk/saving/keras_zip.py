@@ -92,7 +92,7 @@ def _reading_vars_layout(load_weights):
             return
         if isinstance(filepath, str) and _starts_with(filepath, _HDF5_SIGNATURE):
             with _open_h5(filepath, filepath) as root:
-                if weights_h5.is_vars_layout(root):
+                if weights_h5.is_vars_layout(root, filepath):
                     _load_vars_layout(self, root, filepath, by_name)
                     return
         load_weights(self, filepath, by_name=by_name, skip_mismatch=skip_mismatch,
@@ -147,7 +147,7 @@ class _open_h5(object):
     def __enter__(self):
         try:
             self.file = h5py.File(self.source, 'r')
-        except (OSError, ValueError) as e:
+        except weights_h5.H5_ERRORS as e:
             raise ModelFileError(self.path, 'its weights are not a readable HDF5 file (%s)'
                                  % e) from e
         return self.file
@@ -234,8 +234,13 @@ def _compile(model, config, root, trainable, custom_objects, path):
         warnings.warn('No training configuration found in save file: the model was *not* '
                       'compiled. Compile it manually.')
         return
-    training_config = dialects.training_config_from_compile_config(compile_config)
-    model.compile(**dialects.compile_arguments(training_config, model, custom_objects))
+    try:
+        training_config = dialects.training_config_from_compile_config(compile_config)
+        model.compile(**dialects.compile_arguments(training_config, model, custom_objects))
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        raise ModelFileError(path, 'its compile_config does not compile the model (%s: %s); '
+                             'load it with compile=False and compile it yourself'
+                             % (type(e).__name__, e)) from e
     optimizer = model.optimizer
     state = weights_h5.optimizer_weights(
         root, path, {'class_name': type(optimizer).__name__, 'config': optimizer.get_config()},

@@ -13,6 +13,7 @@ variables as tf.keras' HDF5 files do, for `dialects.restore_optimizer_state`.
 """
 import re
 
+import h5py
 import numpy as np
 
 from .errors import ModelFileError
@@ -40,11 +41,19 @@ OPTIMIZER_SLOT_LOOPS = {
 }
 
 
-def is_vars_layout(h5file):
+def is_vars_layout(h5file, source):
     """Whether an open HDF5 file holds weights in the `vars` layout (not Keras 2's
-    `layer_names` layout of `save_weights` and `model.save`)."""
-    return ('layer_names' not in h5file.attrs and 'model_weights' not in h5file
-            and ('layers' in h5file or 'vars' in h5file))
+    `layer_names` layout of `save_weights` and `model.save`).
+
+    # Raises
+        ModelFileError: naming `source`, where the file's root group is damaged.
+    """
+    try:
+        return ('layer_names' not in h5file.attrs and 'model_weights' not in h5file
+                and ('layers' in h5file or 'vars' in h5file))
+    except H5_ERRORS as e:
+        raise ModelFileError(source, 'its root group is damaged (%s: %s)'
+                             % (type(e).__name__, e)) from e
 
 
 def snake_case(class_name):
@@ -96,17 +105,16 @@ def optimizer_weights(root, source, optimizer_config, trainable_weights):
     # Returns
         `(names, values)`, or a string saying why the state does not map.
     """
-    if 'optimizer' not in root:
+    reader = _Reader(root, source, _largest_size(trainable_weights))
+    if not reader.has('optimizer'):
         return [], []
-    group = root['optimizer']
-    if 'vars' not in group:
+    if not reader.has('optimizer/vars'):
         return 'the file has no optimizer variables'
     class_name = optimizer_config['class_name']
     if class_name not in OPTIMIZER_SLOT_LOOPS:
         return 'Keras 2.3.1 keeps %s\'s state in another form' % class_name
     loops = OPTIMIZER_SLOT_LOOPS[class_name](optimizer_config['config'])
     count = 1 + sum(len(slots) for slots in loops) * len(trainable_weights)
-    reader = _Reader(root, source, _largest_size(trainable_weights))
     values = reader.variables('optimizer', 'the optimizer')
     if len(values) != count:
         return ('the file has %d optimizer variables where %s over %d trainable weights has %d'
@@ -128,6 +136,12 @@ def _largest_size(weights):
     return max(sizes, default=8)
 
 
+# What h5py raises for a damaged file, by where the damage is (a group's index, a link, a
+# datatype, a dataset's header); a reader turns them into ModelFileError.
+H5_ERRORS = (KeyError, OSError, RuntimeError, TypeError, ValueError, AttributeError,
+              OverflowError)
+
+
 class _Reader(object):
     """Reads the `vars` of a group, checking each variable's declared size against the
     largest weight of the model before it allocates (a damaged or hostile file can declare
@@ -138,45 +152,48 @@ class _Reader(object):
         self.source = source
         self.largest = largest
 
-    def group(self, path):
-        try:
-            return self.root[path] if path else self.root
-        except (KeyError, OSError, RuntimeError, ValueError) as e:
-            raise ModelFileError(self.source, 'it has no group %r (%s)' % (path, e)) from e
-
     def has(self, path):
         try:
             return path in self.root
-        except (OSError, RuntimeError, ValueError) as e:
-            raise ModelFileError(self.source, 'its group %r is damaged (%s)' % (path, e)) from e
+        except H5_ERRORS as e:
+            raise ModelFileError(self.source, 'its group %r is damaged (%s: %s)'
+                                 % (path, type(e).__name__, e)) from e
 
     def variables(self, path, owner):
         """The arrays of `<path>/vars`, in their order; [] where the group has none."""
         vars_path = (path + '/vars') if path else 'vars'
         if not self.has(vars_path):
             return []
-        group = self.group(vars_path)
-        count = len(group)
-        keys = set(group.keys())
-        if keys != {str(i) for i in range(count)}:
+        try:
+            group = self.root[vars_path]
+            keys = sorted(str(key) for key in group.keys())
+        except H5_ERRORS as e:
+            raise ModelFileError(self.source, 'the variables of %s (%s) cannot be listed (%s: '
+                                 '%s)' % (owner, vars_path, type(e).__name__, e)) from e
+        if set(keys) != {str(i) for i in range(len(keys))}:
             raise ModelFileError(self.source, 'the variables of %s (%s) are not numbered 0 to '
-                                 '%d: %s' % (owner, vars_path, count - 1, sorted(keys)[:10]))
-        values = []
-        for i in range(count):
-            try:
-                dataset = group[str(i)]
-                size = int(np.prod(dataset.shape, dtype=np.int64)) * dataset.dtype.itemsize
-                if size > self.largest:
-                    raise ModelFileError(self.source, 'the variable %s/%d of %s declares the '
-                                         'shape %s (%d bytes), larger than any weight of the '
-                                         'model' % (vars_path, i, owner, dataset.shape, size))
-                values.append(np.asarray(dataset))
-            except (KeyError, OSError, RuntimeError, TypeError, ValueError) as e:
-                if isinstance(e, ModelFileError):
-                    raise
-                raise ModelFileError(self.source, 'the variable %s/%d of %s cannot be read '
-                                     '(%s)' % (vars_path, i, owner, e)) from e
-        return values
+                                 '%d: %s' % (owner, vars_path, len(keys) - 1, keys[:10]))
+        return [self._read(group, '%s/%d' % (vars_path, i), str(i), owner)
+                for i in range(len(keys))]
+
+    def _read(self, group, path, key, owner):
+        try:
+            dataset = group[key]
+            if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind not in 'fiub':
+                raise ModelFileError(self.source, 'the variable %s of %s is not an array of '
+                                     'numbers' % (path, owner))
+            size = int(np.prod(dataset.shape, dtype=np.int64)) * dataset.dtype.itemsize
+            if size > self.largest:
+                raise ModelFileError(self.source, 'the variable %s of %s declares the shape %s '
+                                     '(%d bytes), larger than any weight of the model'
+                                     % (path, owner, dataset.shape, size))
+            value = np.asarray(dataset)
+        except ModelFileError:
+            raise
+        except H5_ERRORS as e:
+            raise ModelFileError(self.source, 'the variable %s of %s cannot be read (%s: %s)'
+                                 % (path, owner, type(e).__name__, e)) from e
+        return value.astype(value.dtype.newbyteorder('='), copy=False)
 
 
 def _class_name(layer, class_names):
