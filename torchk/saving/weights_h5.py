@@ -82,7 +82,7 @@ def load_into(model, root, source, class_names=None):
         ModelFileError: naming the layer, where the file's variables disagree in number or
             shape with the layer's weights, or the file is damaged.
     """
-    reader = _Reader(root, source, _largest_weight_size(model))
+    reader = _Reader(root, source, _largest_size(model.weights))
     pairs = []
     _load_network(model, '', reader, class_names or {}, pairs)
     from keras import backend as K
@@ -98,8 +98,9 @@ def optimizer_weights(root, source, optimizer_config, trainable_weights):
     # Arguments
         root: the h5py group holding `optimizer/vars`.
         source: the file's path, for errors.
-        optimizer_config: the saved optimizer's translated configuration
-            (`dialects.translate_optimizer_config`).
+        optimizer_config: the compiled Keras optimizer's class name and configuration
+            (`{'class_name': ..., 'config': optimizer.get_config()}`), which the saved
+            optimizer's translated into.
         trainable_weights: as `load_into` returns them.
 
     # Returns
@@ -124,10 +125,6 @@ def optimizer_weights(root, source, optimizer_config, trainable_weights):
         names.extend('%s/%s/%s' % (class_name, slot, weight.name.split(':')[0])
                      for weight in trainable_weights for slot in slots)
     return names, values
-
-
-def _largest_weight_size(model):
-    return _largest_size(model.weights)
 
 
 def _largest_size(weights):
