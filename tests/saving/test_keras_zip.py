@@ -15,7 +15,8 @@ from torchk.saving.errors import ModelFileError
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'fixtures',
                     'tf_keras', 'zips')
 DIALECTS = ['tf_keras-2.21.0', 'tf.keras-2.15.1']
-MODELS = ['mlp_batchnorm', 'birnn_masked', 'cnn_depthwise', 'transformer_block']
+MODELS = ['mlp_batchnorm', 'birnn_masked', 'cnn_depthwise', 'transformer_block',
+          'wrappers_nested']
 # Relative tolerance of a model computed in float32 against TensorFlow's in the policy: eight
 # units in the last place of the policy's half type (float16: 2**-10, bfloat16: 2**-7).
 MIXED = {'mixed_float16': 8 * 2.0 ** -10, 'mixed_bfloat16': 8 * 2.0 ** -7}
@@ -104,8 +105,21 @@ def _transformer_block():
     return keras.models.Model(inputs, keras.layers.Dense(2, activation='softmax')(h))
 
 
+def _wrappers_nested():
+    inner_inputs = keras.layers.Input((4,))
+    inner = keras.models.Model(inner_inputs,
+                               keras.layers.Dense(3, activation='tanh')(inner_inputs))
+    inputs = keras.layers.Input((5, 3))
+    h = keras.layers.TimeDistributed(keras.layers.Dense(4, activation='relu'))(inputs)
+    h = keras.layers.RNN([
+        keras.layers.LSTMCell(4, recurrent_activation='sigmoid'),
+        keras.layers.GRUCell(4, recurrent_activation='sigmoid', reset_after=True)])(h)
+    return keras.models.Model(inputs, keras.layers.Dense(2)(inner(h)))
+
+
 KERAS_2_CODE = {'mlp_batchnorm': _mlp_batchnorm, 'birnn_masked': _birnn_masked,
-                'cnn_depthwise': _cnn_depthwise, 'transformer_block': _transformer_block}
+                'cnn_depthwise': _cnn_depthwise, 'transformer_block': _transformer_block,
+                'wrappers_nested': _wrappers_nested}
 
 
 @pytest.mark.parametrize('dialect', DIALECTS)
