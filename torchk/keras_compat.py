@@ -262,9 +262,11 @@ def _save_to_streams_in_write_mode(saving):
     saving.save_to_binary_h5py = save_to_binary_h5py
 
 
-def _save_weights_atomically(network):
+def _patch_network(network):
     network.Network.save_weights = _saving_atomically(network.Network.save_weights,
                                                       network)
+    from .saving import keras_zip
+    keras_zip.install(network)
 
 
 def _saving_atomically(save, module):
@@ -487,7 +489,7 @@ def _sklearn_tags(estimator_type):
 
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
-    'keras.engine.network': _save_weights_atomically,
+    'keras.engine.network': _patch_network,
     'keras.engine.base_layer': _drop_tracking_print,
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _patch_layers_core,

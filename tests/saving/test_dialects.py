@@ -51,12 +51,35 @@ def test_layer_rule_translates(saved, expected):
     (_layer('Conv2D', groups=2), r"'the_layer' \(Conv2D\).*groups=2"),
     (_layer('LSTM', time_major=True), r"'the_layer' \(LSTM\).*time_major=True"),
     (_layer('BatchNormalization', axis=[1, 2]), r"'the_layer'.*axis=\[1, 2\]"),
-    (_layer('Dense', dtype={'class_name': 'Policy', 'config': {'name': 'mixed_float16'}}),
-     r"'the_layer'.*mixed_float16"),
 ])
 def test_layer_rule_refuses_what_keras_2_3_1_cannot_compute(saved, message):
     with pytest.raises(ValueError, match=message):
         dialects.translate_model_config(saved)
+
+
+@pytest.mark.parametrize('policy', ['mixed_float16', 'mixed_bfloat16'])
+def test_mixed_policy_drops_the_dtype_with_one_warning_per_model(policy):
+    """The layers follow the global policy (float32 until mixed precision is turned on); a
+    layer saved with an explicit float32 policy keeps it."""
+    mixed = {'class_name': 'Policy', 'config': {'name': policy}}
+    saved = _functional([
+        dict(_layer('InputLayer', batch_input_shape=[None, 2], name='x'), name='x',
+             inbound_nodes=[]),
+        dict(_layer('Dense', name='a', units=2, dtype=mixed), name='a',
+             inbound_nodes=[[['x', 0, 0, {}]]]),
+        dict(_layer('Dense', name='b', units=2, dtype=mixed), name='b',
+             inbound_nodes=[[['a', 0, 0, {}]]]),
+        dict(_layer('Activation', name='c', activation='softmax',
+                    dtype={'class_name': 'Policy', 'config': {'name': 'float32'}}), name='c',
+             inbound_nodes=[[['b', 0, 0, {}]]]),
+    ], [['x', 0, 0]], [['c', 0, 0]])
+    with pytest.warns(UserWarning, match=r'^2 layers of the model \(a, b\) were saved with the '
+                      + policy) as caught:
+        translated = dialects.translate_model_config(saved)
+    assert len(caught) == 1
+    layers = translated['config']['layers']
+    assert 'dtype' not in layers[1]['config'] and 'dtype' not in layers[2]['config']
+    assert layers[3]['config']['dtype'] == 'float32'
 
 
 def _functional(layers, inputs, outputs):
@@ -211,3 +234,25 @@ def test_layer_called_on_a_constant_is_refused():
     ], [['x', 0, 0]], [['add', 0, 0]])
     with pytest.raises(ValueError, match=r"'add' \(Add\) was called on a constant"):
         dialects.translate_model_config(saved)
+
+
+@pytest.mark.parametrize('wrapper', ['LossScaleOptimizer', 'LossScaleOptimizerV3'])
+def test_loss_scale_optimizer_is_its_inner_optimizer(wrapper):
+    inner = _optimizer('SGD', learning_rate=0.1, momentum=0.5, nesterov=False)
+    saved = {'class_name': wrapper, 'config': {'inner_optimizer': inner, 'dynamic': True,
+                                               'initial_scale': 32768.0,
+                                               'dynamic_growth_steps': 2000}}
+    assert dialects.translate_optimizer_config(saved) == {'class_name': 'SGD', 'config': {
+        'learning_rate': 0.1, 'momentum': 0.5, 'nesterov': False}}
+
+
+def test_compile_config_of_a_keras_zip_is_a_training_config():
+    compile_config = {'optimizer': 'adam', 'loss': 'mse', 'metrics': ['mae'],
+                      'loss_weights': None, 'weighted_metrics': None, 'run_eagerly': None,
+                      'steps_per_execution': None, 'jit_compile': None}
+    training_config = dialects.training_config_from_compile_config(compile_config)
+    assert training_config == {'optimizer_config': {'class_name': 'adam', 'config': {}},
+                               'loss': 'mse', 'metrics': ['mae'], 'weighted_metrics': None,
+                               'loss_weights': None}
+    assert dialects.translate_optimizer_config(training_config['optimizer_config']) == {
+        'class_name': 'Adam', 'config': {}}

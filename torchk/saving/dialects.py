@@ -20,6 +20,7 @@ under the Lambda layer's name: `load_model(path, custom_objects={'lambda_1': fn}
 """
 import base64
 import codecs
+import contextvars
 import copy
 import inspect
 import marshal
@@ -78,13 +79,17 @@ def _single_axis(value, layer, key):
 
 
 def _plain_dtype(value, layer, key):
-    """A dtype policy (`{'class_name': 'Policy', 'config': {'name': 'float32'}}`) as its dtype."""
+    """A dtype policy (`{'class_name': 'Policy', 'config': {'name': 'float32'}}`) as its dtype.
+
+    A mixed policy (`mixed_float16`, `mixed_bfloat16`: float32 variables, computations in the
+    half type) is dropped: the layer follows the global policy, float32 unless mixed precision
+    is turned on. `translate_model_config` warns once per model about such layers."""
     if not isinstance(value, dict):
         return value
     name = value['config']['name']
-    if name.startswith('mixed_'):
-        raise _invalid(layer, key, name, 'a mixed precision policy (Keras 2.3.1 computes a '
-                       'layer in one dtype); load the model saved with a float policy')
+    if name in MIXED_POLICIES:
+        _MIXED_POLICY_LAYERS.get().append((_name(layer), name))
+        return DROP
     return name
 
 
@@ -216,7 +221,15 @@ def translate_model_config(config, custom_objects=None):
         ValueError: naming the layer, for a setting that Keras 2.3.1 cannot compute, and for a
             Lambda whose function cannot be loaded on this Python.
     """
-    return _translate_layer(copy.deepcopy(config), custom_objects or {})
+    mixed = []
+    token = _MIXED_POLICY_LAYERS.set(mixed)
+    try:
+        translated = _translate_layer(copy.deepcopy(config), custom_objects or {})
+    finally:
+        _MIXED_POLICY_LAYERS.reset(token)
+    if mixed:
+        _warn_mixed_policy(mixed)
+    return translated
 
 
 def _translate_layer(layer, custom_objects):
@@ -416,6 +429,66 @@ def _check_bytecode(function, layer):
             % (_name(layer), type(e).__name__, e, _name(layer))) from e
 
 
+# ---- Mixed precision policies (tf.keras 2.1+) and the `.keras` zip's configuration (2.13+) ----
+
+# Dtype policies whose variables are float32 and whose computations are in the half type.
+MIXED_POLICIES = ('mixed_float16', 'mixed_bfloat16')
+
+# The (layer name, policy) of the layers `_plain_dtype` found with a mixed policy, in the
+# translation under way.
+_MIXED_POLICY_LAYERS = contextvars.ContextVar('mixed_policy_layers')
+
+
+def _warn_mixed_policy(layers):
+    policies = sorted({policy for _, policy in layers})
+    warnings.warn('%d layers of the model (%s) were saved with the %s dtype policy: the model '
+                  'computes in float32 until mixed precision is turned on '
+                  '(torchk.mixed_precision.set_global_policy(%r) before loading).'
+                  % (len(layers), ', '.join(name for name, _ in layers[:3])
+                     + (', ...' if len(layers) > 3 else ''), ' and '.join(policies),
+                     policies[0]))
+
+
+# The keys of a `.keras` zip's `compile_config` (tf.keras 2.13+, "saving v3") as the keys of
+# the training configuration of an HDF5 file; keys absent here do not change the training.
+COMPILE_CONFIG_KEYS = {
+    'optimizer': 'optimizer_config',
+    'loss': 'loss',
+    'metrics': 'metrics',
+    'weighted_metrics': 'weighted_metrics',
+    'loss_weights': 'loss_weights',
+}
+
+
+def training_config_from_compile_config(compile_config):
+    """A `.keras` zip's `compile_config` as the `training_config` that `compile_arguments`
+    reads: the optimizer saved as an object or by name, the other keys renamed."""
+    training_config = {new: compile_config.get(old) for old, new in COMPILE_CONFIG_KEYS.items()}
+    optimizer = training_config['optimizer_config']
+    if isinstance(optimizer, str):
+        training_config['optimizer_config'] = {'class_name': optimizer, 'config': {}}
+    return training_config
+
+
+# Optimizer wrappers whose training is their inner optimizer's (with the version that
+# introduced each name): dynamic loss scaling skips no step of a float32 model.
+LOSS_SCALE_OPTIMIZERS = {
+    'LossScaleOptimizer': '2.4',
+    'LossScaleOptimizerV3': '2.11',
+}
+
+
+def _inner_optimizer(config):
+    """The optimizer configuration that a loss scale optimizer's configuration wraps."""
+    while config.get('class_name', '').split('>')[-1] in LOSS_SCALE_OPTIMIZERS:
+        options = config.get('config', {})
+        config = options.get('inner_optimizer') or options.get('optimizer')
+        if not isinstance(config, dict):
+            raise ValueError('The saved loss scale optimizer has no inner optimizer (%r).'
+                             % (options,))
+    return config
+
+
 # ---- Training configuration ------------------------------------------------------------
 
 def _optimizer_drop_if(*defaults):
@@ -477,6 +550,8 @@ OPTIMIZER_KEY_RULES = [
 ]
 
 _KERAS_OPTIMIZERS = ('SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'Adamax', 'Nadam')
+# An optimizer compiled by name ('adam') keeps the name in a `.keras` zip's compile_config.
+_OPTIMIZER_NAMES = {name.lower(): name for name in _KERAS_OPTIMIZERS}
 
 
 def translate_optimizer_config(config):
@@ -487,7 +562,9 @@ def translate_optimizer_config(config):
         ValueError: for an optimizer Keras 2.3.1 lacks, or a setting that changes its maths
             (`weight_decay`, `use_ema`, `global_clipnorm`, a learning rate schedule, ...).
     """
+    config = _inner_optimizer(config)
     class_name = config['class_name'].split('>')[-1]  # tf_keras: 'Custom>Adam'
+    class_name = _OPTIMIZER_NAMES.get(class_name.lower(), class_name)
     if class_name not in _KERAS_OPTIMIZERS:
         raise ValueError('The saved optimizer %s has no Keras 2.3.1 equivalent (there are %s); '
                          'load the model with compile=False and compile it with a Keras '
@@ -711,6 +788,8 @@ def optimizer_state(optimizer, names, values, trainable_weights):
             slot, weight = parts[1], '/'.join(parts[2:])
         elif parts[-1] in known:
             slot, weight = parts[-1], '/'.join(parts[1:-1])
+        elif parts[0] in known:  # a LossScaleOptimizerV3's inner slots (tf.keras 2.11+)
+            slot, weight = parts[0], '/'.join(parts[1:])
         else:
             return 'the file has the optimizer slot %r, unknown to Keras 2.3.1\'s %s' % (
                 name, class_name)
