@@ -17,7 +17,10 @@ import torch
 
 from . import dtypes
 from . import structure
+from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
+
+__all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental']
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -519,13 +522,8 @@ def _buffer_shuffle(iterator, buffer_size, seed):
         yield buffer[j]
 
 
-def _experimental_cardinality(dataset):
-    return dataset.cardinality()
-
-
-class experimental:  # noqa: N801  (TF's namespace name)
-    """`tf.data.experimental`: `AUTOTUNE`, the cardinality constants and `cardinality`."""
-    AUTOTUNE = AUTOTUNE
-    INFINITE_CARDINALITY = INFINITE_CARDINALITY
-    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
-    cardinality = staticmethod(_experimental_cardinality)
+experimental = Namespace('tf.data.experimental', {
+    'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,
+    'UNKNOWN_CARDINALITY': UNKNOWN_CARDINALITY,
+    'cardinality': lambda dataset: dataset.cardinality()})
+__getattr__ = module_getattr('tf.data')

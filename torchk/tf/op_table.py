@@ -289,7 +289,7 @@ OPS.update({name: _elementwise(function) for names, function in [
     (('identity',), K.identity),
 ] for name in names})
 OPS.update({'math.' + name: _reduction(function) for name, function in [
-    ('reduce_sum', K.sum), ('reduce_mean', K.mean), ('reduce_max', K.max),
+    ('reduce_sum', K.sum), ('reduce_max', K.max),
     ('reduce_min', K.min), ('reduce_prod', K.prod), ('reduce_std', K.std),
     ('reduce_variance', K.var), ('reduce_any', K.any), ('reduce_all', K.all),
     ('reduce_logsumexp', K.logsumexp),
@@ -348,3 +348,164 @@ OPS.update({
 })
 
 
+
+
+def _reduce_mean(input_tensor, axis=None, keepdims=False):
+    if K.is_tensor(input_tensor) and not K.dtype(input_tensor).startswith(('float', 'bfloat',
+                                                                            'complex')):
+        mean = K.mean(K.cast(input_tensor, 'float64'), axis=axis, keepdims=keepdims)
+        return K.cast(mean, K.dtype(input_tensor))
+    return K.mean(input_tensor, axis=axis, keepdims=keepdims)
+
+
+def _sparse_softmax_cross_entropy(labels=None, logits=None):
+    logits = _tensor(logits)
+    labels = K.cast(_tensor(labels), 'int64')
+    picked = torch.gather(torch.log_softmax(logits, dim=-1), -1, labels.unsqueeze(-1))
+    return -picked.squeeze(-1)
+
+
+def _softmax_cross_entropy(labels=None, logits=None, axis=-1):
+    logits = _tensor(logits)
+    labels = _tensor(labels)
+    return -K.sum(labels * torch.log_softmax(logits, dim=axis), axis=axis)
+
+
+def _sigmoid_cross_entropy(labels=None, logits=None):
+    logits = _tensor(logits)
+    labels = K.cast(_tensor(labels), K.dtype(logits))
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits, labels,
+                                                                reduction='none')
+
+
+def _moments(x, axes, shift=None, keepdims=False):
+    variance, mean = torch.var_mean(x, dim=list(axes), correction=0, keepdim=keepdims)
+    return mean, variance
+
+
+def _dropout(x, rate, noise_shape=None, seed=None):
+    if not 0 <= rate < 1:
+        raise ValueError('tf.nn.dropout: rate must be in [0, 1); got %r.' % (rate,))
+    shape = x.shape if noise_shape is None else tuple(int(d) for d in noise_shape)
+    keep = torch.rand(shape, device=x.device) >= rate
+    return x * keep.to(x.dtype) / (1. - rate)
+
+
+def _boolean_mask(tensor, mask, axis=None):
+    mask = K.cast(_tensor(mask), 'bool')
+    axis = 0 if axis is None else axis % tensor.ndim
+    return tensor[(slice(None),) * axis + (mask,)]
+
+
+def _tensordot(a, b, axes):
+    b = _tensor(b)
+    if isinstance(axes, (list, tuple)):
+        axes = [list(np.atleast_1d(a_axes)) for a_axes in axes]
+    return torch.tensordot(a, b, dims=axes)
+
+
+def _size(input, out_type='int32'):
+    return K.cast(K.prod(K.shape(input)), out_type)
+
+
+def _rank(input):
+    return torch.tensor(K.ndim(input), dtype=torch.int32)
+
+
+def _count_nonzero(input, axis=None, keepdims=False, dtype='int64'):
+    return K.cast(K.sum(K.cast(K.not_equal(input, 0), 'int64'), axis=axis, keepdims=keepdims),
+                  dtype)
+
+
+def _sort(values, axis=-1, direction='ASCENDING'):
+    return torch.sort(values, dim=axis, descending=_descending(direction)).values
+
+
+def _argsort(values, axis=-1, direction='ASCENDING', stable=False):
+    indices = torch.sort(values, dim=axis, descending=_descending(direction),
+                         stable=stable).indices
+    return indices.to(torch.int32)
+
+
+def _descending(direction):
+    if direction not in ('ASCENDING', 'DESCENDING'):
+        raise ValueError('direction must be "ASCENDING" or "DESCENDING"; got %r.' % (direction,))
+    return direction == 'DESCENDING'
+
+
+def _sequence_mask(lengths, maxlen=None, dtype='bool'):
+    lengths = _tensor(lengths)
+    maxlen = int(lengths.max()) if maxlen is None else int(maxlen)
+    positions = torch.arange(maxlen, device=lengths.device)
+    return K.cast(positions < lengths.unsqueeze(-1), dtype)
+
+
+def _repeat(input, repeats, axis=None):
+    if axis is None:
+        input, axis = K.reshape(input, (-1,)), 0
+    return torch.repeat_interleave(input, _tensor(repeats) if isinstance(repeats, list)
+                                   else repeats, dim=axis)
+
+
+OPS.update({name: _elementwise(function) for names, function in [
+    (('math.is_nan',), torch.isnan),
+    (('math.is_finite',), torch.isfinite),
+    (('math.is_inf',), torch.isinf),
+    (('math.log_sigmoid',), torch.nn.functional.logsigmoid),
+    (('math.expm1',), torch.expm1),
+    (('math.asin',), torch.asin),
+    (('math.acos',), torch.acos),
+    (('math.atan',), torch.atan),
+    (('math.sinh',), torch.sinh),
+    (('math.cosh',), torch.cosh),
+    (('stop_gradient',), K.stop_gradient),
+] for name in names})
+OPS.update({
+    'math.reduce_mean': _reduce_mean,
+    'math.xlogy': _binary(torch.xlogy),
+    'math.atan2': _binary(torch.atan2),
+    'math.count_nonzero': _count_nonzero,
+    'nn.sparse_softmax_cross_entropy_with_logits': _sparse_softmax_cross_entropy,
+    'nn.softmax_cross_entropy_with_logits': _softmax_cross_entropy,
+    'nn.sigmoid_cross_entropy_with_logits': _sigmoid_cross_entropy,
+    'nn.moments': _moments,
+    'nn.dropout': _dropout,
+    'boolean_mask': _boolean_mask,
+    'tensordot': _tensordot,
+    'size': _size,
+    'rank': _rank,
+    'sort': _sort,
+    'argsort': _argsort,
+    'sequence_mask': _sequence_mask,
+    'repeat': _repeat,
+    'roll': lambda input, shift, axis: torch.roll(input, shift, axis),
+    'einsum': lambda equation, *inputs: torch.einsum(equation, *map(_tensor, inputs)),
+})
+
+# The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
+ALIASES = {
+    'math.abs': ('abs',), 'math.acos': ('acos',), 'math.add': ('add',),
+    'math.add_n': ('add_n',), 'math.argmax': ('argmax',), 'math.argmin': ('argmin',),
+    'math.asin': ('asin',), 'math.atan': ('atan',), 'math.atan2': ('atan2',),
+    'math.cos': ('cos',), 'math.cosh': ('cosh',), 'math.cumsum': ('cumsum',),
+    'math.divide': ('divide',), 'math.equal': ('equal',), 'math.exp': ('exp',),
+    'math.floor': ('floor',), 'math.greater': ('greater',),
+    'math.greater_equal': ('greater_equal',), 'math.less': ('less',),
+    'math.less_equal': ('less_equal',), 'math.logical_and': ('logical_and',),
+    'math.logical_not': ('logical_not',), 'math.logical_or': ('logical_or',),
+    'math.maximum': ('maximum',), 'math.minimum': ('minimum',),
+    'math.multiply': ('multiply',), 'math.negative': ('negative',),
+    'math.not_equal': ('not_equal',), 'math.pow': ('pow',), 'math.round': ('round',),
+    'math.scalar_mul': ('scalar_mul',), 'math.sigmoid': ('sigmoid',), 'math.sign': ('sign',),
+    'math.sin': ('sin',), 'math.sinh': ('sinh',), 'math.sqrt': ('sqrt',),
+    'math.square': ('square',), 'math.subtract': ('subtract',), 'math.tan': ('tan',),
+    'math.tanh': ('tanh',), 'math.truediv': ('truediv',),
+    'math.reduce_all': ('reduce_all',), 'math.reduce_any': ('reduce_any',),
+    'math.reduce_logsumexp': ('reduce_logsumexp',), 'math.reduce_max': ('reduce_max',),
+    'math.reduce_mean': ('reduce_mean',), 'math.reduce_min': ('reduce_min',),
+    'math.reduce_prod': ('reduce_prod',), 'math.reduce_sum': ('reduce_sum',),
+    'math.top_k': ('nn.top_k',), 'math.l2_normalize': ('linalg.l2_normalize',),
+    'nn.log_softmax': ('math.log_softmax',), 'nn.softmax': ('math.softmax',),
+    'nn.silu': ('nn.swish',), 'linalg.matmul': ('matmul',), 'norm': ('linalg.norm',),
+    'tensordot': ('linalg.tensordot',), 'einsum': ('linalg.einsum',),
+}

@@ -97,3 +97,25 @@ def _replace_variables(value):
         return {key: _replace_variables(item) for key, item in value.items()}
     return value
 
+
+
+_TORCH_NUMPY = torch.Tensor.numpy
+
+
+def _numpy(self, *, force=False):
+    """`Tensor.numpy()` that also works, as TF's does, for tensors that require gradients,
+    live on a GPU, or hold bfloat16 (returned as float32)."""
+    if self.dtype == torch.bfloat16:
+        return _TORCH_NUMPY(self.detach().float(), force=True)
+    if force or self.requires_grad or self.device.type != 'cpu':
+        return _TORCH_NUMPY(self, force=True)
+    return _TORCH_NUMPY(self)
+
+
+def install_numpy():
+    """Makes `torch.Tensor.numpy` TF's (`_numpy`): `.numpy()` of any tensor gives its value.
+
+    Process-wide, since torchk.tf's results are plain torch tensors; it changes only the
+    calls torch would refuse (a CPU tensor without gradients still shares its memory).
+    """
+    torch.Tensor.numpy = _numpy
