@@ -152,11 +152,15 @@ def _numpy(value):
     return value
 
 
-def tf_print(*inputs, output_stream=sys.stderr, summarize=3, sep=' ', end='\n', name=None):
+def tf_print(*inputs, output_stream=None, summarize=3, sep=' ', end='\n', name=None):
     """Prints tensors as numpy arrays (and other values as `print` does), to stderr by
     default, as `tf.print`; `summarize` elements are shown at each end of long axes."""
-    stream = sys.stdout if output_stream in (sys.stdout, 'sys.stdout') else (
-        sys.stderr if output_stream in (sys.stderr, 'sys.stderr') else output_stream)
+    if output_stream is None or output_stream == 'sys.stderr':
+        stream = sys.stderr
+    elif output_stream == 'sys.stdout':
+        stream = sys.stdout
+    else:
+        stream = output_stream
     texts = []
     for value in inputs:
         value = _numpy(value)
