@@ -29,6 +29,27 @@ def target_name(fullname):
     return None
 
 
+def import_served(fullname, target):
+    """Imports `target`, the torchk module (or `torchk.tf` namespace) serving `fullname`.
+
+    # Raises
+        ModuleNotFoundError: naming `fullname` and `target`, if `target` does not exist.
+    """
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as error:
+        if error.name != target:
+            raise
+        parent, _, attribute = target.rpartition('.')
+        namespace = getattr(sys.modules.get(parent), attribute, None)
+        if isinstance(namespace, types.ModuleType):
+            return namespace
+        raise ModuleNotFoundError(
+            'No module named %r: torchk serves it with %r, which does not exist. torchk.tf '
+            'provides the part of TensorFlow that tf.keras 2 scripts use; %s lists it.'
+            % (fullname, target, DOCUMENT), name=fullname) from error
+
+
 class _AliasLoader(importlib.abc.Loader):
     """Loads a name by importing the torchk module that serves it."""
 
@@ -37,20 +58,7 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        try:
-            return importlib.import_module(self.target)
-        except ModuleNotFoundError as error:
-            if error.name != self.target:
-                raise
-            parent, _, attribute = self.target.rpartition('.')
-            namespace = getattr(sys.modules.get(parent), attribute, None)
-            if isinstance(namespace, types.ModuleType):
-                return namespace
-            raise ModuleNotFoundError(
-                'No module named %r: torchk serves it with %r, which does not exist. '
-                'torchk.tf provides the part of TensorFlow that tf.keras 2 scripts use; %s '
-                'lists it.' % (self.fullname, self.target, DOCUMENT),
-                name=self.fullname) from error
+        return import_served(self.fullname, self.target)
 
     def exec_module(self, module):
         """Nothing to run: the torchk module ran when imported."""
