@@ -183,7 +183,7 @@ def test_dtype_attributes():
     assert tf.float16.is_floating and not tf.int32.is_floating
     assert tf.int32.is_integer and not tf.bool.is_integer
     assert (tf.int8.min, tf.int8.max) == (-128, 127)
-    assert repr(tf.float32) == 'tf.float32'
+    assert repr(tf.float32) == "'float32'"
     assert tf.float32 != tf.float64
 
 

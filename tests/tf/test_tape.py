@@ -117,7 +117,7 @@ def test_tape_trains_a_linear_regression():
         dw, db = tape.gradient(loss, [w, b])
         w.assign_sub(0.1 * dw)
         b.assign_sub(0.1 * db)
-    assert float(loss) < 1e-4
+    assert loss.numpy() < 1e-4
 
 
 @pytest.mark.parametrize('decorate', [

@@ -338,8 +338,9 @@ OPS.update({
     'gather': _gather,
     'compat.v1.gather': _gather,
     'reverse': lambda tensor, axis: K.reverse(tensor, list(axis)),
-    'ones_like': lambda input, dtype=None: K.ones_like(input, dtype=dtype),
-    'zeros_like': lambda input, dtype=None: K.zeros_like(input, dtype=dtype),
+    'ones_like': lambda input, dtype=None: K.ones_like(input, dtype=dtype or K.dtype(input)),
+    'zeros_like': lambda input, dtype=None: K.zeros_like(input,
+                                                          dtype=dtype or K.dtype(input)),
     'one_hot': _one_hot,
     'clip_by_value': lambda t, clip_value_min, clip_value_max: K.clip(
         t, clip_value_min, clip_value_max),

@@ -103,20 +103,19 @@ def _set_inter_op_threads(num_threads):
         torch.set_num_interop_threads(int(num_threads))
 
 
-_EXPERIMENTAL = {
+_DEVICES = {
     'list_physical_devices': list_physical_devices,
     'list_logical_devices': list_physical_devices,
     'get_visible_devices': get_visible_devices,
     'set_visible_devices': set_visible_devices,
-    'set_memory_growth': set_memory_growth,
-    'get_memory_growth': get_memory_growth,
-    'set_virtual_device_configuration': set_virtual_device_configuration,
-    'enable_op_determinism': nothing,
 }
 
 config = Namespace('tf.config', dict(
-    _EXPERIMENTAL,
-    experimental=Namespace('tf.config.experimental', dict(_EXPERIMENTAL)),
+    _DEVICES,
+    experimental=Namespace('tf.config.experimental', dict(
+        _DEVICES, set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
+        set_virtual_device_configuration=set_virtual_device_configuration,
+        enable_op_determinism=nothing)),
     threading=Namespace('tf.config.threading', {
         'set_intra_op_parallelism_threads': _set_intra_op_threads,
         'set_inter_op_parallelism_threads': _set_inter_op_threads,
