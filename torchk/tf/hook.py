@@ -6,7 +6,9 @@ Installed (`install_import_hook`), a `sys.meta_path` finder answers, before any 
   and `torchk.keras.X`, the tf.keras facade.
 The module object is torchk's own (`import tensorflow as tf; tf is torchk.tf`). A name torchk
 does not provide raises `ModuleNotFoundError` naming it and pointing at docs/TF_SUBSET.md.
-Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk.
+Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk, and
+tells TensorBoard that TF is absent. Other libraries that probe for TensorFlow by importing
+it get torchk.tf.
 """
 import importlib
 import importlib.abc
@@ -17,6 +19,7 @@ import types
 
 from .namespaces import DOCUMENT
 
+_TENSORBOARD_NO_TF = 'tensorboard.compat.notf'
 _PREFIXES = (('tensorflow.keras', 'torchk.keras'), ('tf_keras', 'torchk.keras'),
              ('tensorflow', 'torchk.tf'))
 
@@ -94,6 +97,9 @@ def install_import_hook():
         raise RuntimeError('Cannot run tf.keras code on torchk: Keras is already imported '
                            'with the %r backend.' % backend.backend())
     os.environ['KERAS_BACKEND'] = 'torchk.core'
+    # TensorBoard (which torch's SummaryWriter uses) takes `import tensorflow` to mean the
+    # real TF unless `tensorboard.compat.notf` imports: that module makes it use its stub.
+    sys.modules.setdefault(_TENSORBOARD_NO_TF, types.ModuleType(_TENSORBOARD_NO_TF))
     for finder in sys.meta_path:
         if isinstance(finder, TorchkFinder):
             return finder
