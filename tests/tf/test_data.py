@@ -135,8 +135,13 @@ def test_cardinality_and_autotune():
 
 
 def test_element_spec():
-    spec = Dataset.from_tensor_slices((X, Y)).element_spec
-    assert spec == (tf.TensorSpec((2,), tf.float32), tf.TensorSpec((), tf.int64))
+    dataset = Dataset.from_tensor_slices((X, Y))
+    assert dataset.element_spec == (tf.TensorSpec((2,), tf.float32),
+                                    tf.TensorSpec((), tf.int64))
+    assert dataset.batch(4).element_spec == (tf.TensorSpec((None, 2), tf.float32),
+                                             tf.TensorSpec((None,), tf.int64))
+    assert dataset.batch(4, drop_remainder=True).element_spec[1] == tf.TensorSpec((4,),
+                                                                                  tf.int64)
 
 
 def test_from_tensors_and_strings():

@@ -188,6 +188,8 @@ def test_dtype_attributes():
 
 
 def test_strings_are_refused_with_a_message():
+    with pytest.raises(AttributeError, match='tf.string: torchk does not provide it: torch'):
+        tf.string
     with pytest.raises(TypeError, match='no string'):
         tf.as_dtype('string')
     with pytest.raises(TypeError, match='no string'):

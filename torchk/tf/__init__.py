@@ -61,4 +61,8 @@ def __getattr__(name):
         keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
+    if name == 'string':
+        raise AttributeError('tf.string: torchk does not provide it: torch tensors hold '
+                             'numbers and booleans, not strings; keep text in Python or numpy '
+                             'and turn it into numbers before making tensors.')
     return _missing(name)

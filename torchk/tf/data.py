@@ -134,9 +134,11 @@ class Dataset:
     `for`: elements are torch tensors in tuples and dicts.
     """
 
-    def __init__(self, iterate, cardinality=UNKNOWN_CARDINALITY):
+    def __init__(self, iterate, cardinality=UNKNOWN_CARDINALITY, batch_size=0):
         self._iterate = iterate
         self._cardinality = cardinality
+        # Of a batched dataset: its batch size, None if the last batch may be smaller.
+        self._batch_size = batch_size
 
     def __iter__(self):
         return iter(self._iterate())
@@ -265,7 +267,8 @@ class Dataset:
         unless `drop_remainder`)."""
         size = _positive(batch_size, 'batch_size')
         return Dataset(lambda: _batches(iter(self), size, drop_remainder, _stack_elements),
-                       _batched_cardinality(self._cardinality, size, drop_remainder))
+                       _batched_cardinality(self._cardinality, size, drop_remainder),
+                       size if drop_remainder else None)
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None,
                      drop_remainder=False, name=None):
@@ -285,7 +288,8 @@ class Dataset:
             return structure.pack_as(elements[0], [
                 _pad_stack([f[i] for f in flat], shapes[i], values[i]) for i in range(count)])
         return Dataset(lambda: _batches(iter(self), size, drop_remainder, stack),
-                       _batched_cardinality(self._cardinality, size, drop_remainder))
+                       _batched_cardinality(self._cardinality, size, drop_remainder),
+                       size if drop_remainder else None)
 
     def unbatch(self, name=None):
         """Splits each element along its first axis into elements."""
@@ -383,9 +387,14 @@ class Dataset:
 
     @property
     def element_spec(self):
-        """The `TensorSpec`s of the first element (computed by reading it)."""
+        """The `TensorSpec`s of the first element (computed by reading it); the batch axis
+        of a batched dataset is None unless its batches all have the same size."""
         for element in self:
-            return structure.map_structure(_spec_of, element)
+            specs = structure.map_structure(_spec_of, element)
+            if self._batch_size != 0:
+                for spec in structure.flatten(specs):
+                    spec.shape = (self._batch_size,) + spec.shape[1:]
+            return specs
         return None
 
 
@@ -446,7 +455,8 @@ class _Slices(Dataset):
             stop = len(indices) - len(indices) % size if drop_remainder else len(indices)
             for start in range(0, stop, size):
                 yield self._gather(indices[start:start + size])
-        return Dataset(iterate, _batched_cardinality(len(self._order), size, drop_remainder))
+        return Dataset(iterate, _batched_cardinality(len(self._order), size, drop_remainder),
+                       size if drop_remainder else None)
 
 
 def _map_result(value):
