@@ -4,7 +4,6 @@ Every `tf.*` namespace (`tf`, `tf.math`, `tf.nn`, ...) is a module whose `__geta
 raises an `AttributeError` naming the missing `tf.X`, saying torchk does not provide it and
 pointing at docs/TF_SUBSET.md, the list of what it provides (made by `subset_document`).
 """
-import functools
 import inspect
 import sys
 import textwrap
@@ -63,7 +62,7 @@ def _tensor_argument(value, takes_list):
         return value
     if takes_list and isinstance(value, (list, tuple)):
         return [_tensor_argument(item, False) for item in value]
-    return op_table._tensor(value)
+    return op_table.tensor_of(value)
 
 
 def tf_op(key, path):
@@ -90,7 +89,7 @@ def tf_op(key, path):
     op.__doc__ = ('`tf.%s` on torch tensors (torchk.tf.op_table: %r).\n\nArguments as TF '
                   'names them: %s.' % (path, key, ', '.join(parameters) or 'none'))
     op.__signature__ = inspect.signature(function)
-    return functools.update_wrapper(op, op, assigned=())
+    return op
 
 
 def ops_under(prefix):

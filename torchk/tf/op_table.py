@@ -15,8 +15,8 @@ import functools
 import numpy as np
 import torch
 
-from .. import config
 from .. import core as K
+from .tensors import convert_to_tensor
 
 def _constant_like(value, reference):
     """`value` as a tensor of `reference`'s dtype if it is a list or an array (TF converts
@@ -28,7 +28,7 @@ def _constant_like(value, reference):
 
 def _operand(value):
     """`value` as a tensor if it is an array or a list; Python numbers stay numbers."""
-    return _tensor(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+    return tensor_of(value) if isinstance(value, (list, tuple, np.ndarray)) else value
 
 
 def _activations():
@@ -43,16 +43,12 @@ def _keras_activations():
     return activations
 
 
-def _tensor(value):
-    """`value` as a tensor unless it is one (or a Keras symbol); arrays keep their dtype,
-    Python floats become float32 and ints int32, as in TF."""
+def tensor_of(value):
+    """`value` as a tensor unless it is one (or a Keras symbol), by TF's dtype rules
+    (`tensors.convert_to_tensor`)."""
     if isinstance(value, torch.Tensor) or K.is_tensor(value):
         return value
-    array = np.asarray(value)
-    if not isinstance(value, (np.ndarray, np.generic)):
-        array = array.astype({'f': np.float32, 'i': np.int32}.get(array.dtype.kind,
-                                                                  array.dtype))
-    return torch.as_tensor(array, device=config.device())
+    return convert_to_tensor(value)
 
 
 def _binary(operator):
@@ -102,7 +98,7 @@ def _where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError('tf.where(condition) without x and y (the indices form) is not '
                          'supported; pass x and y.')
-    return torch.where(K.cast(_tensor(condition), 'bool'), _operand(x), _operand(y))
+    return torch.where(K.cast(tensor_of(condition), 'bool'), _operand(x), _operand(y))
 
 
 def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
@@ -148,7 +144,7 @@ def _unstack(value, num=None, axis=0):
 
 def _matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
             a_is_sparse=False, b_is_sparse=False, output_type=None):
-    a, b = _tensor(a), _tensor(b)
+    a, b = tensor_of(a), tensor_of(b)
     if transpose_a or adjoint_a:
         a = torch.transpose(a, -1, -2)
     if transpose_b or adjoint_b:
@@ -367,21 +363,21 @@ def _reduce_mean(input_tensor, axis=None, keepdims=False):
 
 
 def _sparse_softmax_cross_entropy(labels=None, logits=None):
-    logits = _tensor(logits)
-    labels = K.cast(_tensor(labels), 'int64')
+    logits = tensor_of(logits)
+    labels = K.cast(tensor_of(labels), 'int64')
     picked = torch.gather(torch.log_softmax(logits, dim=-1), -1, labels.unsqueeze(-1))
     return -picked.squeeze(-1)
 
 
 def _softmax_cross_entropy(labels=None, logits=None, axis=-1):
-    logits = _tensor(logits)
-    labels = _tensor(labels)
+    logits = tensor_of(logits)
+    labels = tensor_of(labels)
     return -K.sum(labels * torch.log_softmax(logits, dim=axis), axis=axis)
 
 
 def _sigmoid_cross_entropy(labels=None, logits=None):
-    logits = _tensor(logits)
-    labels = K.cast(_tensor(labels), K.dtype(logits))
+    logits = tensor_of(logits)
+    labels = K.cast(tensor_of(labels), K.dtype(logits))
     return torch.nn.functional.binary_cross_entropy_with_logits(logits, labels,
                                                                 reduction='none')
 
@@ -400,13 +396,13 @@ def _dropout(x, rate, noise_shape=None, seed=None):
 
 
 def _boolean_mask(tensor, mask, axis=None):
-    mask = K.cast(_tensor(mask), 'bool')
+    mask = K.cast(tensor_of(mask), 'bool')
     axis = 0 if axis is None else axis % tensor.ndim
     return tensor[(slice(None),) * axis + (mask,)]
 
 
 def _tensordot(a, b, axes):
-    b = _tensor(b)
+    b = tensor_of(b)
     if isinstance(axes, (list, tuple)):
         axes = [list(np.atleast_1d(a_axes)) for a_axes in axes]
     return torch.tensordot(a, b, dims=axes)
@@ -442,7 +438,7 @@ def _descending(direction):
 
 
 def _sequence_mask(lengths, maxlen=None, dtype='bool'):
-    lengths = _tensor(lengths)
+    lengths = tensor_of(lengths)
     maxlen = int(lengths.max()) if maxlen is None else int(maxlen)
     positions = torch.arange(maxlen, device=lengths.device)
     return K.cast(positions < lengths.unsqueeze(-1), dtype)
@@ -451,7 +447,7 @@ def _sequence_mask(lengths, maxlen=None, dtype='bool'):
 def _repeat(input, repeats, axis=None):
     if axis is None:
         input, axis = K.reshape(input, (-1,)), 0
-    return torch.repeat_interleave(input, _tensor(repeats) if isinstance(repeats, list)
+    return torch.repeat_interleave(input, tensor_of(repeats) if isinstance(repeats, list)
                                    else repeats, dim=axis)
 
 
@@ -487,7 +483,7 @@ OPS.update({
     'sequence_mask': _sequence_mask,
     'repeat': _repeat,
     'roll': lambda input, shift, axis: torch.roll(input, shift, axis),
-    'einsum': lambda equation, *inputs: torch.einsum(equation, *map(_tensor, inputs)),
+    'einsum': lambda equation, *inputs: torch.einsum(equation, *map(tensor_of, inputs)),
 })
 
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
