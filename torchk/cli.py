@@ -128,8 +128,8 @@ def export(model_path, output_path, opset=None, static_batch=None):
 def run(script, args=()):
     """Runs `script` as `python SCRIPT ARGS...` does, with the import hook installed.
 
-    `sys.argv` is `[script, *args]`, `sys.path[0]` the script's folder and `__name__`
-    `'__main__'`. `SystemExit` passes through; another exception prints its traceback from
+    `sys.argv` is `[script, *args]` (`script` made absolute, as `__file__` is by Python),
+    `sys.path[0]` the script's folder and `__name__` `'__main__'`. `SystemExit` passes through; another exception prints its traceback from
     the script's frames on (through `sys.excepthook`) and gives exit code 1.
 
     # Returns
@@ -145,7 +145,7 @@ def run(script, args=()):
     sys.argv = [script] + list(args)
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     try:
-        runpy.run_path(script, run_name='__main__')
+        runpy.run_path(os.path.abspath(script), run_name='__main__')
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as error:  # noqa: B902  (reported as Python reports it, then exit 1)
