@@ -26,6 +26,8 @@ ONEHOT = np.eye(5, dtype='float32')[[1, 4, 0, 2]]
 BINARY = (Y > 0).astype('float32')
 INTS = RNG.randint(-5, 5, (4, 5)).astype('int32')
 MASK = X[:, 0] > 0
+IMAGES = RNG.uniform(0, 1, (2, 4, 5, 3)).astype('float32')
+PIXELS = RNG.randint(0, 256, (2, 3, 3)).astype('uint8')
 
 # id: (function of the tf module returning the op to compare, inputs, also through K.function)
 CASES = {
@@ -130,6 +132,19 @@ CASES = {
     'sequence_mask': (lambda tf: lambda: tf.sequence_mask([1, 3, 0], 4), [], False),
     'top_k': (lambda tf: lambda x: list(tf.math.top_k(x, 2))[0], [X], True),
     'count_nonzero': (lambda tf: lambda x: tf.math.count_nonzero(x, axis=1), [INTS], False),
+    'l2_loss': (lambda tf: tf.nn.l2_loss, [X], True),
+    'embedding_lookup': (lambda tf: lambda w: tf.nn.embedding_lookup(w, [[0, 4], [2, 2]]), [W],
+                         False),
+    'confusion_matrix': (lambda tf: lambda: tf.math.confusion_matrix([0, 1, 2, 2, 1],
+                                                                     [0, 2, 2, 1, 1]), [], False),
+    'flip_left_right': (lambda tf: tf.image.flip_left_right, [IMAGES], False),
+    'flip_up_down': (lambda tf: tf.image.flip_up_down, [IMAGES[0]], False),
+    'convert_uint8_to_float': (lambda tf: lambda p: tf.image.convert_image_dtype(p, tf.float32),
+                               [PIXELS], False),
+    'convert_float_to_uint8': (lambda tf: lambda x: tf.image.convert_image_dtype(x, tf.uint8),
+                               [IMAGES], False),
+    'per_image_standardization': (lambda tf: tf.image.per_image_standardization, [IMAGES],
+                                  False),
 }
 
 

@@ -12,6 +12,8 @@ P = RNG.uniform(0.1, 3, (3, 4)).astype('float32')
 M = RNG.uniform(-1, 1, (4, 5)).astype('float32')
 I = np.array([2, 0, 1])
 B = (Y > 0).astype('float32')
+IMAGES = RNG.uniform(0, 1, (6, 4, 5, 3)).astype('float32')
+PIXELS = RNG.randint(0, 256, (2, 3, 3)).astype('uint8')
 
 
 def _softmax(x, axis=-1):
@@ -128,6 +130,16 @@ CASES = [
     ('sort', lambda: tf.sort(X, direction='DESCENDING'), -np.sort(-X)),
     ('sequence_mask', lambda: tf.sequence_mask([1, 3], 4),
      [[True, False, False, False], [True, True, True, False]]),
+    ('l2_loss', lambda: tf.nn.l2_loss(X), (X ** 2).sum() / 2),
+    ('embedding_lookup', lambda: tf.nn.embedding_lookup(M, [[0, 3], [1, 1]]), M[[[0, 3], [1, 1]]]),
+    ('confusion_matrix', lambda: tf.math.confusion_matrix([0, 1, 2, 2], [0, 2, 2, 1]),
+     [[1, 0, 0], [0, 0, 1], [0, 1, 1]]),
+    ('flip_left_right', lambda: tf.image.flip_left_right(IMAGES), IMAGES[:, :, ::-1]),
+    ('flip_up_down', lambda: tf.image.flip_up_down(IMAGES[0]), IMAGES[0, ::-1]),
+    ('convert_image_dtype', lambda: tf.image.convert_image_dtype(PIXELS, tf.float32),
+     PIXELS / np.float32(255)),
+    ('per_image_standardization', lambda: tf.image.per_image_standardization(IMAGES),
+     (IMAGES - IMAGES.mean((1, 2, 3), keepdims=True)) / IMAGES.std((1, 2, 3), keepdims=True)),
     ('variable_ops', lambda: tf.Variable(X) * 2 + 1, X * 2 + 1),
     ('variable_in_op', lambda: tf.matmul(tf.Variable(X), M), X @ M),
 ]
@@ -240,6 +252,21 @@ def test_random_ops_follow_the_seed():
     assert sorted(s.tolist()) == list(range(10))
     t = tf.random.truncated_normal([1000])
     assert float(t.abs().max()) <= 2
+
+
+@pytest.mark.parametrize('flip,axis', [(tf.image.random_flip_left_right, 2),
+                                       (tf.image.random_flip_up_down, 1)])
+def test_random_flips_flip_each_image_or_not(flip, axis):
+    tf.random.set_seed(1)
+    flipped = [flip(IMAGES).numpy() for _ in range(4)]
+    outcomes = set()
+    for batch in flipped:
+        for image, original in zip(batch, IMAGES):
+            same = np.array_equal(image, original)
+            assert same or np.array_equal(image, np.flip(original, axis - 1))
+            outcomes.add(same)
+    assert outcomes == {True, False}
+    assert flip(IMAGES[0]).shape == IMAGES[0].shape
 
 
 def test_dropout_keeps_the_expected_value():

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .. import core as K
+from . import dtypes
 from .tensors import convert_to_tensor
 
 def _constant_like(value, reference):
@@ -451,6 +452,52 @@ def _repeat(input, repeats, axis=None):
                                    else repeats, dim=axis)
 
 
+def _confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype='int32'):
+    labels, predictions = K.cast(tensor_of(labels), 'int64'), K.cast(tensor_of(predictions),
+                                                                     'int64')
+    if num_classes is None:
+        num_classes = int(torch.maximum(labels.max(), predictions.max())) + 1
+    counts = torch.bincount(labels * num_classes + predictions, minlength=num_classes ** 2,
+                            weights=None if weights is None else tensor_of(weights))
+    return K.cast(counts.reshape(num_classes, num_classes), dtype)
+
+
+def _random_flip(axis):
+    def flip(image, seed=None):
+        flipped = torch.flip(image, [axis])
+        if image.ndim == 3:
+            return flipped if bool(torch.rand(()) < 0.5) else image
+        chosen = torch.rand(image.shape[0], device=image.device) < 0.5
+        return torch.where(chosen.view(-1, 1, 1, 1), flipped, image)
+    return flip
+
+
+def _convert_image_dtype(image, dtype, saturate=False):
+    source, target = image.dtype, dtypes.torch_dtype(dtype)
+    if source == target:
+        return image
+    if source.is_floating_point and target.is_floating_point:
+        return image.to(target)
+    if source.is_floating_point:
+        scale = torch.iinfo(target).max + 0.5
+        return (image * scale).to(target)
+    converted = image.to(target if target.is_floating_point else torch.float64)
+    converted = converted / torch.iinfo(source).max
+    if target.is_floating_point:
+        return converted
+    return (converted * (torch.iinfo(target).max + 0.5)).to(target)
+
+
+def _per_image_standardization(image):
+    image = image.float() if not image.is_floating_point() else image
+    axes = [-1, -2, -3]
+    mean = image.mean(dim=axes, keepdim=True)
+    count = image.shape[-1] * image.shape[-2] * image.shape[-3]
+    floor = torch.rsqrt(torch.tensor(float(count), device=image.device))
+    std = torch.maximum(image.std(dim=axes, keepdim=True, correction=0), floor)
+    return (image - mean) / std
+
+
 OPS.update({name: _elementwise(function) for names, function in [
     (('math.is_nan',), torch.isnan),
     (('math.is_finite',), torch.isfinite),
@@ -484,6 +531,16 @@ OPS.update({
     'repeat': _repeat,
     'roll': lambda input, shift, axis: torch.roll(input, shift, axis),
     'einsum': lambda equation, *inputs: torch.einsum(equation, *map(tensor_of, inputs)),
+    'nn.l2_loss': lambda t: K.sum(K.square(t)) / 2,
+    'nn.embedding_lookup': lambda params, ids, max_norm=None: torch.nn.functional.embedding(
+        K.cast(tensor_of(ids), 'int64'), params),
+    'math.confusion_matrix': _confusion_matrix,
+    'image.flip_left_right': lambda image: torch.flip(image, [-2]),
+    'image.flip_up_down': lambda image: torch.flip(image, [-3]),
+    'image.random_flip_left_right': _random_flip(-2),
+    'image.random_flip_up_down': _random_flip(-3),
+    'image.convert_image_dtype': _convert_image_dtype,
+    'image.per_image_standardization': _per_image_standardization,
 })
 
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
