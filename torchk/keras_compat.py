@@ -237,8 +237,9 @@ def _patch_saving(saving):
     _yaml_load_with_a_loader(saving)
     _save_to_streams_in_write_mode(saving)
     saving.save_model = _saving_atomically(saving.save_model, saving)
-    from .saving import h5
+    from .saving import formats, h5
     h5.install(saving)
+    formats.install(saving)
 
 
 def _save_to_streams_in_write_mode(saving):
@@ -265,6 +266,28 @@ def _save_to_streams_in_write_mode(saving):
 def _save_weights_atomically(network):
     network.Network.save_weights = _saving_atomically(network.Network.save_weights,
                                                       network)
+
+
+def _patch_network(network):
+    _save_weights_atomically(network)
+    from .saving import formats
+    formats.install_on_models(network=network)
+
+
+def _patch_sequential(sequential):
+    from .saving import formats
+    formats.install_on_models(sequential=sequential)
+
+
+def _patch_base_layer(base_layer):
+    _drop_tracking_print(base_layer)
+    from .saving import validation
+    validation.install(base_layer)
+
+
+def _clone_models_trusting(models):
+    from .saving import formats
+    models.clone_model = formats.clone_trusting(models.clone_model)
 
 
 def _saving_atomically(save, module):
@@ -445,6 +468,8 @@ def _plain_int_output_shapes(core):
 def _patch_layers_core(core):
     _infer_lambda_output_shapes(core)
     _plain_int_output_shapes(core)
+    from .saving import safe_mode
+    safe_mode.install(core)
 
 
 def _register_torchk_layers(layers):
@@ -487,8 +512,10 @@ def _sklearn_tags(estimator_type):
 
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
-    'keras.engine.network': _save_weights_atomically,
-    'keras.engine.base_layer': _drop_tracking_print,
+    'keras.engine.network': _patch_network,
+    'keras.engine.sequential': _patch_sequential,
+    'keras.engine.base_layer': _patch_base_layer,
+    'keras.models': _clone_models_trusting,
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _patch_layers_core,
     'keras.backend': _export_session_functions,
