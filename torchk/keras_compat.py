@@ -52,7 +52,15 @@ numbering unless stated):
 - `load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` read the model
   files of every Keras 2 dialect (tf.keras 2.0-2.15, tf_keras 2.16+, multi-backend Keras):
   `torchk.saving` translates the configuration before Keras 2.3.1 deserializes it, and
-  compiles from the translated training configuration.
+  compiles from the translated training configuration. `load_model` is
+  `torchk.saving.load_model`, which recognises the format by content (HDF5, `.keras` zip,
+  SavedModel directory). Loading is safe by default: `Lambda.from_config` refuses a file's
+  marshalled bytecode unless the load passes `safe_mode=False` (a keyword of these loaders
+  and of `Model.from_config` / `Sequential.from_config`) or unsafe deserialization is on
+  (`torchk.config.enable_unsafe_deserialization()`, `TORCHK_UNSAFE_DESERIALIZATION=1`);
+  `clone_model`, which rebuilds a model the program holds, is not a load. During a load,
+  `Network.from_config` checks the graph first (a cycle would hang it) and `Layer.add_weight`
+  checks each weight's size against a memory budget (`torchk.saving.validation`).
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
   lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
   `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
