@@ -58,7 +58,7 @@ numbering unless stated):
   marshalled bytecode unless the load passes `safe_mode=False` (a keyword of these loaders
   and of `Model.from_config` / `Sequential.from_config`) or unsafe deserialization is on
   (`torchk.config.enable_unsafe_deserialization()`, `TORCHK_UNSAFE_DESERIALIZATION=1`);
-  `clone_model`, which rebuilds a model the program holds, is not a load. During a load,
+  `clone_model` and `copy.deepcopy` / `pickle` of a model are not loads of a file. During a load,
   `Network.from_config` checks the graph first (a cycle would hang it) and `Layer.add_weight`
   checks each weight's size against a memory budget (`torchk.saving.validation`).
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
@@ -295,7 +295,7 @@ def _patch_base_layer(base_layer):
 
 def _clone_models_trusting(models):
     from .saving import formats
-    models.clone_model = formats.clone_trusting(models.clone_model)
+    models.clone_model = formats.trusting(models.clone_model)
 
 
 def _saving_atomically(save, module):

@@ -288,10 +288,12 @@ def test_tf_op_layer_runs_only_ops_of_its_table():
         keras.models.model_from_json(json.dumps(config), safe_mode=False)
 
 
-def test_clone_model_of_a_model_in_memory_is_not_a_load(marker, monkeypatch):
+@pytest.mark.parametrize('rebuild', [keras.models.clone_model, copy.deepcopy])
+def test_rebuilding_a_model_in_memory_is_not_a_load(rebuild, marker, monkeypatch):
     model = _keras_model('function', monkeypatch)
-    clone = keras.models.clone_model(model)
+    clone = rebuild(model)
     assert clone.layers[-1].name == 'payload'
+    assert marker.exists()
 
 
 def test_yaml_in_safe_mode_builds_no_python_objects(marker):

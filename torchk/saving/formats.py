@@ -132,12 +132,13 @@ def _no_check(config):
 def install(saving):
     """Makes `keras.engine.saving.load_model` this module's, and gives `model_from_config`,
     `model_from_json` and `model_from_yaml` (as `torchk.saving.h5` installed them) the
-    `safe_mode` keyword; each is one load."""
+    `safe_mode` keyword; each is one load. `unpickle_model` trusts its pickle (`trusting`)."""
     _KERAS['load_model'] = saving.load_model
     saving.load_model = load_model
     saving.model_from_config = _loading_configuration(saving.model_from_config, check_nesting)
     saving.model_from_json = _loading_configuration(saving.model_from_json, _no_check)
     saving.model_from_yaml = _loading_configuration(saving.model_from_yaml, _no_check)
+    saving.unpickle_model = trusting(saving.unpickle_model)
 
 
 def _model_from_config(keras_from_config, check):
@@ -171,12 +172,15 @@ def install_on_models(network=None, sequential=None):
             sequential.Sequential.from_config.__func__, check_nesting)
 
 
-def clone_trusting(clone_model):
-    """`keras.models.clone_model`, which rebuilds a model the program already holds through
-    `from_config` (models.py:106, 205): nothing comes from a file, so safe mode is off."""
+def trusting(rebuild):
+    """`rebuild`, run with safe mode off: for Keras functions that rebuild through
+    `from_config` a model that is no file's: `keras.models.clone_model` (models.py:106, 205)
+    clones a model the program holds, and `unpickle_model` (saving.py:602, which
+    `Network.__setstate__`, so `copy.deepcopy` and `pickle`, calls) rebuilds one from a pickle,
+    which runs whatever code it holds anyway: refusing its Lambdas would protect nothing."""
     def wrapper(*args, **kwargs):
         with safe_mode_gate.scope(False):
-            return clone_model(*args, **kwargs)
-    wrapper.__name__ = clone_model.__name__
-    wrapper.__doc__ = clone_model.__doc__
+            return rebuild(*args, **kwargs)
+    wrapper.__name__ = rebuild.__name__
+    wrapper.__doc__ = rebuild.__doc__
     return wrapper
