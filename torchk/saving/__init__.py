@@ -8,3 +8,5 @@ into Keras 2.3.1's; `h5` installs the translation on Keras' HDF5 loaders; every 
 """
 from .errors import ModelFileError
 from .formats import load_model
+
+__all__ = ['ModelFileError', 'load_model']

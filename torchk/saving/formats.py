@@ -110,7 +110,14 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
                 from . import keras_zip
                 return keras_zip.load(path, custom_objects, compile)
             filepath = path
-        return _KERAS['load_model'](filepath, custom_objects=custom_objects, compile=compile)
+        return _keras_load_model()(filepath, custom_objects=custom_objects, compile=compile)
+
+
+def _keras_load_model():
+    """Keras 2.3.1's own `load_model` (HDF5), which importing `keras.engine.saving` hands to
+    `install`."""
+    import keras.engine.saving  # noqa: F401
+    return _KERAS['load_model']
 
 
 def _loading_configuration(load, check):

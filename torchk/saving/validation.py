@@ -6,7 +6,8 @@ one name or a call on a node no layer creates makes `Network.from_config` loop f
 thousand levels deep overflows the stack in its recursive readers; a layer declaring a huge
 shape allocates it. So, during a load (`loading`):
 
-- `check_nesting` bounds the nesting (and size) of a configuration before anything recursive reads it;
+- `check_nesting` bounds the nesting (and size) of a configuration before anything
+  recursive reads it;
 - `check_functional_config` replays `Network.from_config`'s node loop on the configuration
   alone (which layer call can run once which nodes exist) and names what would never connect;
 - `Layer.add_weight` (`install`) charges every weight's declared size to the load's memory
