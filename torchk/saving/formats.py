@@ -145,7 +145,8 @@ def install(saving):
     saving.model_from_config = _loading_configuration(saving.model_from_config, check_nesting)
     saving.model_from_json = _loading_configuration(saving.model_from_json, _no_check)
     saving.model_from_yaml = _loading_configuration(saving.model_from_yaml, _no_check)
-    saving.unpickle_model = trusting(saving.unpickle_model)
+    if hasattr(saving, 'unpickle_model'):  # Keras 2.2.3+
+        saving.unpickle_model = trusting(saving.unpickle_model)
 
 
 def _model_from_config(keras_from_config, check):
