@@ -280,7 +280,8 @@ def test_yaml_aliases_that_expand_to_a_huge_configuration():
     lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]']
     lines += ['a%d: &a%d [%s]' % (i, i, ', '.join(['*a%d' % (i - 1)] * 10)) for i in range(1, 9)]
     text = '\n'.join(lines) + '\nclass_name: Sequential\nconfig: {name: s, layers: *a8}\n'
-    with within(20), pytest.raises(ModelFileError, match='holds more than 10000000 items'):
+    with within(20), pytest.raises(ModelFileError,
+                                   match='holds more than %d items' % validation.MAX_ITEMS):
         keras.models.model_from_yaml(text)
 
 
