@@ -201,3 +201,24 @@ class PassSwitch:
         """Turns the pass on or off for programs built from now on (None: follow the
         environment variable)."""
         self._enabled = None if value is None else bool(value)
+
+
+_UNSAFE_DESERIALIZATION = False
+UNSAFE_DESERIALIZATION_VARIABLE = 'TORCHK_UNSAFE_DESERIALIZATION'
+
+
+def enable_unsafe_deserialization():
+    """Lets every model load of this process run the Python code a model file or
+    configuration carries (a Lambda layer's marshalled function or output_shape), as Keras 2
+    did. Only for files you trust: that code can do whatever this process can. The
+    environment variable `TORCHK_UNSAFE_DESERIALIZATION=1` does the same for unmodified
+    scripts; a load's own `safe_mode=True` still refuses (`torchk.saving.safe_mode`)."""
+    global _UNSAFE_DESERIALIZATION
+    _UNSAFE_DESERIALIZATION = True
+
+
+def unsafe_deserialization_enabled():
+    """True if `enable_unsafe_deserialization()` was called or the environment variable
+    `TORCHK_UNSAFE_DESERIALIZATION` is `1`."""
+    return (_UNSAFE_DESERIALIZATION
+            or os.environ.get(UNSAFE_DESERIALIZATION_VARIABLE) == '1')

@@ -52,7 +52,15 @@ numbering unless stated):
 - `load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` read the model
   files of every Keras 2 dialect (tf.keras 2.0-2.15, tf_keras 2.16+, multi-backend Keras):
   `torchk.saving` translates the configuration before Keras 2.3.1 deserializes it, and
-  compiles from the translated training configuration.
+  compiles from the translated training configuration. `load_model` is
+  `torchk.saving.load_model`, which recognises the format by content (HDF5, `.keras` zip,
+  SavedModel directory). Loading is safe by default: `Lambda.from_config` refuses a file's
+  marshalled bytecode unless the load passes `safe_mode=False` (a keyword of these loaders
+  and of `Model.from_config` / `Sequential.from_config`) or unsafe deserialization is on
+  (`torchk.config.enable_unsafe_deserialization()`, `TORCHK_UNSAFE_DESERIALIZATION=1`);
+  `clone_model` and `copy.deepcopy` / `pickle` of a model are not loads of a file. During a load,
+  `Network.from_config` checks the graph first (a cycle would hang it) and `Layer.add_weight`
+  checks each weight's size against a memory budget (`torchk.saving.validation`).
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
   lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
   `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
@@ -237,8 +245,9 @@ def _patch_saving(saving):
     _yaml_load_with_a_loader(saving)
     _save_to_streams_in_write_mode(saving)
     saving.save_model = _saving_atomically(saving.save_model, saving)
-    from .saving import h5
+    from .saving import formats, h5
     h5.install(saving)
+    formats.install(saving)
 
 
 def _save_to_streams_in_write_mode(saving):
@@ -265,8 +274,25 @@ def _save_to_streams_in_write_mode(saving):
 def _patch_network(network):
     network.Network.save_weights = _saving_atomically(network.Network.save_weights,
                                                       network)
-    from .saving import keras_zip
+    from .saving import formats, keras_zip
     keras_zip.install(network)
+    formats.install_on_models(network=network)
+
+
+def _patch_sequential(sequential):
+    from .saving import formats
+    formats.install_on_models(sequential=sequential)
+
+
+def _patch_base_layer(base_layer):
+    _drop_tracking_print(base_layer)
+    from .saving import validation
+    validation.install(base_layer)
+
+
+def _clone_models_trusting(models):
+    from .saving import formats
+    models.clone_model = formats.trusting(models.clone_model)
 
 
 def _saving_atomically(save, module):
@@ -447,6 +473,8 @@ def _plain_int_output_shapes(core):
 def _patch_layers_core(core):
     _infer_lambda_output_shapes(core)
     _plain_int_output_shapes(core)
+    from .saving import safe_mode
+    safe_mode.install(core)
 
 
 def _register_torchk_layers(layers):
@@ -490,7 +518,9 @@ def _sklearn_tags(estimator_type):
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
     'keras.engine.network': _patch_network,
-    'keras.engine.base_layer': _drop_tracking_print,
+    'keras.engine.sequential': _patch_sequential,
+    'keras.engine.base_layer': _patch_base_layer,
+    'keras.models': _clone_models_trusting,
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _patch_layers_core,
     'keras.backend': _export_session_functions,

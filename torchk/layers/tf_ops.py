@@ -217,8 +217,8 @@ def _install():
         return
 
     @functools.wraps(keras_from_config)
-    def from_config(cls, config, custom_objects=None):
-        return keras_from_config(cls, keras2_network_config(config), custom_objects)
+    def from_config(cls, config, custom_objects=None, **kwargs):  # and safe_mode
+        return keras_from_config(cls, keras2_network_config(config), custom_objects, **kwargs)
     from_config._torchk_op_layers = True
     network.Network.from_config = classmethod(from_config)
 

@@ -1,5 +1,12 @@
-"""Keras model files: reading every Keras 2 format and dialect.
+"""Keras model files: reading every Keras 2 format and dialect, safely.
 
-`dialects` translates tf.keras / tf_keras configurations into Keras 2.3.1's; `h5` installs the
-translation on Keras' HDF5 loaders.
+`formats.load_model` recognises the format by content and is Keras' `load_model`;
+`safe_mode` is the one gate between a file and the code it may carry; `validation` makes
+damaged and hostile files fail fast; `dialects` translates tf.keras / tf_keras configurations
+into Keras 2.3.1's; `h5` installs the translation on Keras' HDF5 loaders; every reader raises
+`errors.ModelFileError`, naming the file.
 """
+from .errors import ModelFileError
+from .formats import load_model
+
+__all__ = ['ModelFileError', 'load_model']

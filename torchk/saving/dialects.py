@@ -29,6 +29,8 @@ import warnings
 
 import numpy as np
 
+from . import safe_mode
+
 DROP = object()
 """What a rule's action returns to remove the key from the configuration."""
 
@@ -108,8 +110,10 @@ def _mirrored_backward_layer(value, layer, key):
 
 
 def _lambda_function(value, layer, key):
-    """Checks that a Lambda's marshalled function loads on this Python (see `_load_lambda`)."""
+    """Checks that a Lambda's marshalled function loads on this Python, once the safe-mode
+    gate has let it through (so that refused bytes never reach `marshal`)."""
     if layer['config'].get('function_type') == 'lambda':
+        safe_mode.check_lambda(layer['config'], _name(layer))
         _check_bytecode(value, layer)
     return value
 

@@ -11,9 +11,13 @@ import json
 import re
 import warnings
 
+import h5py
 import numpy as np
 
+from . import safe_mode
 from .dialects import compile_arguments, restore_optimizer_state, translate_model_config
+from .errors import CONFIGURATION, ModelFileError, source
+from .validation import check_nesting, check_weight_datasets
 
 def _text(value):
     if isinstance(value, (bytes, np.bytes_)):
@@ -34,7 +38,9 @@ def _translating_model_from_text(model_from_text, parse):
     JSON, which YAML reads too)."""
     @functools.wraps(model_from_text)
     def wrapper(text, custom_objects=None):
-        config = translate_model_config(parse(text), custom_objects)
+        config = parse(text)
+        check_nesting(config)
+        config = translate_model_config(config, custom_objects)
         return model_from_text(json.dumps(config), custom_objects=custom_objects)
     return wrapper
 
@@ -49,6 +55,8 @@ def _compiling_from_translation(deserialize_model):
             raise ValueError('The file holds weights only (written by save_weights), not a '
                              'model: build the model in code and call '
                              'model.load_weights(path) (by_name=True matches layer names).')
+        if isinstance(getattr(h5dict, 'data', None), h5py.Group) and 'model_weights' in h5dict:
+            check_weight_datasets(h5dict.data['model_weights'])
         if _saved_by_multi_backend_keras(h5dict):
             return deserialize_model(h5dict, custom_objects=custom_objects, compile=compile)
         model = deserialize_model(h5dict, custom_objects=custom_objects, compile=False)
@@ -86,6 +94,25 @@ def _restore_optimizer_state(model, group):
         restore_optimizer_state(model, names, [np.asarray(group[n]) for n in names])
 
 
+def _yaml_parser(yaml):
+    """Parses a model's YAML: in safe mode with PyYAML's safe loader, which builds plain
+    values only, plus the `!!python/tuple` tag that `model.to_yaml()` writes for tuples;
+    else with `FullLoader`, as Keras 2.3.1 (saving.py:643)."""
+    class TupleSafeLoader(yaml.SafeLoader):
+        pass
+    TupleSafeLoader.add_constructor(
+        'tag:yaml.org,2002:python/tuple',
+        lambda loader, node: tuple(loader.construct_sequence(node)))
+
+    def parse(text):
+        loader = TupleSafeLoader if safe_mode.in_safe_mode() else yaml.FullLoader
+        try:
+            return yaml.load(text, Loader=loader)
+        except yaml.YAMLError as e:
+            raise ModelFileError(source() or CONFIGURATION, 'invalid YAML (%s)' % e) from e
+    return parse
+
+
 def install(saving):
     """Makes `keras.engine.saving` (and so `keras.models`) translate every Keras 2 dialect:
     `model_from_config` (which `load_model` calls), `model_from_json` and `model_from_yaml`
@@ -95,6 +122,5 @@ def install(saving):
     saving.model_from_json = _translating_model_from_text(saving.model_from_json, json.loads)
     if getattr(saving, 'yaml', None) is not None:
         saving.model_from_yaml = _translating_model_from_text(
-            saving.model_from_yaml,
-            lambda text: saving.yaml.load(text, Loader=saving.yaml.FullLoader))
+            saving.model_from_yaml, _yaml_parser(saving.yaml))
     saving._deserialize_model = _compiling_from_translation(saving._deserialize_model)
