@@ -170,15 +170,7 @@ def test_by_name_is_refused_for_the_vars_layout():
                                       by_name=True)
 
 
-def test_load_model_reaches_the_zip_loader(monkeypatch):
-    """Until the `load_model` dispatch (torchk.saving) lands, the loader is installed here."""
-    load_model = keras.models.load_model
-
-    def dispatch(filepath, custom_objects=None, compile=True):
-        if keras_zip.is_keras_zip(filepath):
-            return keras_zip.load(filepath, custom_objects=custom_objects, compile=compile)
-        return load_model(filepath, custom_objects=custom_objects, compile=compile)
-    monkeypatch.setattr(keras.models, 'load_model', dispatch)
+def test_load_model_reaches_the_zip_loader():
     data = _arrays(DIALECTS[0], 'mlp_batchnorm')
     model = keras.models.load_model(_fixture(DIALECTS[0], 'mlp_batchnorm', '.keras'))
     _assert_close(model.predict(data['x0']), data['pred0'], 1e-5)

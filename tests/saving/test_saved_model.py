@@ -50,26 +50,9 @@ def test_trains_one_step_from_the_saved_state(dialect, name, tmp_path):
     assert max_relative_difference(model.predict(inputs), steps) < min(1e-3, moved / 10)
 
 
-def _keras_load_model(path, monkeypatch, **kwargs):
-    """`keras.models.load_model(path)`. Until the `load_model` dispatch of torchk.saving is
-    merged (it recognises a directory with saved_model.pb), this test installs the SavedModel
-    reader itself where h5py still refuses the directory; at merge, the dispatch replaces it."""
-    try:
-        return keras.models.load_model(path, **kwargs)
-    except IsADirectoryError:
-        original = keras.models.load_model
-
-        def load_model(filepath, custom_objects=None, compile=True):
-            if os.path.isfile(os.path.join(str(filepath), 'saved_model.pb')):
-                return saved_model.load(filepath, custom_objects, compile)
-            return original(filepath, custom_objects, compile)
-        monkeypatch.setattr(keras.models, 'load_model', load_model)
-        return keras.models.load_model(path, **kwargs)
-
-
-def test_keras_load_model_reads_the_directory(monkeypatch, tmp_path):
+def test_keras_load_model_reads_the_directory(tmp_path):
     path = unpack(DIALECTS[-1], 'mlp', tmp_path)
-    model = _keras_load_model(path, monkeypatch)
+    model = keras.models.load_model(path)
     inputs, _, predictions, _ = arrays(DIALECTS[-1], 'mlp')
     assert max_relative_difference(model.predict(inputs), predictions) < 1e-5
     assert type(model.optimizer).__name__ == 'Adam'

@@ -25,7 +25,7 @@ import zlib
 import h5py
 
 from . import dialects, weights_h5
-from .errors import ModelFileError
+from .errors import CONFIGURATION, ModelFileError
 
 CONFIG_NAME = 'config.json'
 WEIGHTS_NAME = 'model.weights.h5'
@@ -200,8 +200,11 @@ def _build(config, custom_objects, path):
     from keras.engine import saving
     try:
         model = saving.model_from_config(config, custom_objects=custom_objects)
-    except ModelFileError:
-        raise
+    except ModelFileError as e:
+        if e.path != CONFIGURATION:
+            raise
+        raise ModelFileError(path, 'its configuration does not build a model (%s)' % e.what
+                             ) from e
     except (ValueError, TypeError, KeyError, AttributeError, IndexError,
             RecursionError) as e:
         raise ModelFileError(path, 'its configuration does not build a model (%s: %s)'
