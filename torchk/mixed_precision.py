@@ -302,13 +302,14 @@ def _layer_init(keras_init):
 
 
 def _layer_get_config(keras_get_config):
-    """Wraps `Layer.get_config`: a mixed layer saves its policy as tf.keras does."""
+    """Wraps `Layer.get_config`: a mixed layer saves its policy's name as its `dtype`
+    (`Layer.__init__` takes it back; tf.keras' serialized `Policy` is read too)."""
     @functools.wraps(keras_get_config)
     def get_config(self):
         configuration = keras_get_config(self)
         policy = layer_policy(self)
         if policy is not None and policy.is_mixed and 'dtype' in configuration:
-            configuration['dtype'] = {'class_name': 'Policy', 'config': policy.get_config()}
+            configuration['dtype'] = policy.name
         return configuration
     return get_config
 
