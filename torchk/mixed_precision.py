@@ -365,7 +365,8 @@ def install(base_layer, losses, training):
             super(layer, cls).__init_subclass__(**kwargs)
         _wrap_call(cls)
     layer.__init_subclass__ = classmethod(__init_subclass__)
-    losses.Loss.__call__ = _loss_in_float32(losses.Loss.__call__)
+    if hasattr(losses, 'Loss'):  # Keras 2.2 calls loss functions directly: no float32 cast
+        losses.Loss.__call__ = _loss_in_float32(losses.Loss.__call__)
     training.Model.compile = _compile_with_loss_scaling(training.Model.compile)
     from keras.utils import generic_utils
     generic_utils.get_custom_objects()['LossScaleOptimizer'] = _loss_scale_optimizer_class()
