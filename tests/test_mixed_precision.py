@@ -127,8 +127,8 @@ def test_layer_computes_within_tolerance_of_float32(case, policy, training):
     symbol, _ = _outputs(layer, x, training)
     layer.set_weights(reference_layer.get_weights())
     _, actual = _outputs(layer, x, training)
-    compute = mixed_precision.Policy(policy).compute_dtype
-    assert symbol.dtype == compute
+    float32 = case in ('BatchNormalization', 'LSTM', 'GRU', 'Embedding')
+    assert symbol.dtype == ('float32' if float32 else mixed_precision.Policy(policy).compute_dtype)
     assert all(w.dtype == torch.float32 for w in layer.weights)
     scale = max(1., float(np.abs(expected).max()))
     np.testing.assert_allclose(actual, expected, atol=TOLERANCE[policy] * scale, rtol=0)

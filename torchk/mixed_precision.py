@@ -16,8 +16,9 @@ was set keep their own. Networks (`Model`, `Sequential`) cast nothing: their lay
 
 What stays float32 (as TF keeps it), in one place here:
 - the layers of `FLOAT32_LAYERS` (batch, layer and group normalization: their statistics and
-  moving averages; the recurrent layers, whose fused kernels are float32), and any layer they
-  call: they compute in float32 and cast their outputs to the policy's compute dtype;
+  moving averages; the recurrent layers, whose fused kernels are float32; `Embedding`), and any
+  layer they call: they compute in float32 and their outputs stay float32 (the next layer
+  casts them; TF's normalization casts its outputs itself: the same casts, one layer earlier);
 - losses: a loss gets `y_pred` (and a floating `y_true`) cast to float32 (softmax and
   log-softmax inside losses included); CTC computes in float32 (`ctc.py`);
 - variables, so the optimizer updates float32 values; Keras metrics keep float32 state.
@@ -53,9 +54,13 @@ _POLICIES = {
 }
 
 # Layers that compute in float32 under a mixed policy (a subclass counts), with every layer
-# they call: normalization, whose statistics and moving averages TF keeps float32, and the
-# recurrent layers, whose fused kernels (`rnn_kernels`, `torch.lstm`) run in float32.
-FLOAT32_LAYERS = ('BatchNormalization', 'LayerNormalization', 'GroupNormalization', 'RNN')
+# they call; their outputs stay float32 (the next layer casts them, as any input):
+# normalization, whose statistics and moving averages TF keeps float32; the recurrent layers,
+# whose fused kernels (`rnn_kernels`, `torch.lstm`) run in float32; and `Embedding`, a gather,
+# whose rows cast by the next layer equal the rows of a cast table (casting the rows instead
+# of the whole table is cheaper, and its gradient accumulates in float32).
+FLOAT32_LAYERS = ('BatchNormalization', 'LayerNormalization', 'GroupNormalization', 'RNN',
+                  'Embedding')
 
 # The attribute holding a layer's policy (None: the layer computes as Keras 2.3.1 does).
 _POLICY_ATTRIBUTE = '_torchk_policy'
@@ -241,14 +246,13 @@ _calls = []
 
 def _in_policy(call):
     """`call` (a Keras layer's) run in the layer's policy: floating inputs cast to the compute
-    dtype, float32 variables read in it, outputs of a `FLOAT32_LAYERS` layer cast back."""
+    dtype (float32 for `FLOAT32_LAYERS`), float32 variables read in it."""
     @functools.wraps(call)
     def call_in_policy(self, inputs, *args, **kwargs):
         policy = layer_policy(self)
         if policy is None or (_calls and _calls[-1][0] is self):
             return call(self, inputs, *args, **kwargs)
-        outer_float32 = bool(_calls) and _calls[-1][1]
-        float32 = outer_float32 or computes_in_float32(self)
+        float32 = (bool(_calls) and _calls[-1][1]) or computes_in_float32(self)
         compute = 'float32' if float32 else policy.compute_dtype
         cast = cast_floats(inputs, compute)
         _calls.append((self, float32))
@@ -259,8 +263,6 @@ def _in_policy(call):
             _calls.pop()
         if cast is not inputs:
             _rekey_conditional_updates(self, cast, inputs)
-        if float32 and not outer_float32:
-            outputs = cast_floats(outputs, policy.compute_dtype)
         return outputs
     call_in_policy._torchk_in_policy = True
     return call_in_policy
