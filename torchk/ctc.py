@@ -118,7 +118,6 @@ def ctc_label_dense_to_sparse(labels, label_lengths):
                                    check_invariants=False)
 
 
-@op
 def _at_least_float32(y_pred):
     """`y_pred` in float32 if it is float16 or bfloat16 (a mixed precision model's output):
     CTC computes in float32, as TF does (`torchk.mixed_precision`)."""
@@ -127,6 +126,7 @@ def _at_least_float32(y_pred):
     return y_pred
 
 
+@op
 def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     """Runs the CTC loss algorithm on each batch element.
 
