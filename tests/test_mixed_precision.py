@@ -215,6 +215,12 @@ def test_the_loss_is_computed_in_float32(policy):
     np.testing.assert_allclose(model.evaluate(x, y, verbose=0), expected, rtol=1e-5)
 
 
+def test_losses_of_float64_models_stay_float64(floatx64):
+    model = keras.models.Sequential([L.Dense(3, activation='softmax', input_shape=(4,))])
+    model.compile('sgd', 'categorical_crossentropy')
+    assert (model.output.dtype, model.total_loss.dtype) == ('float64', 'float64')
+
+
 # ------------------------------------------------------------------------------------------
 # LossScaleOptimizer.
 

@@ -317,12 +317,23 @@ def _layer_get_config(keras_get_config):
 
 
 def _loss_in_float32(keras_loss_call):
-    """Wraps `keras.losses.Loss.__call__`: losses compute in float32."""
+    """Wraps `keras.losses.Loss.__call__`: with floatx float32, float16 and bfloat16 `y_true`
+    and `y_pred` (a mixed model's) are cast to float32 first. A float16 floatx model computes
+    its loss as Keras 2.3.1 does."""
     @functools.wraps(keras_loss_call)
     def __call__(self, y_true, y_pred, sample_weight=None):
-        return keras_loss_call(self, cast_floats(y_true, 'float32'),
-                               cast_floats(y_pred, 'float32'), sample_weight)
+        if config.floatx() == 'float32':
+            y_true, y_pred = _low_to_float32(y_true), _low_to_float32(y_pred)
+        return keras_loss_call(self, y_true, y_pred, sample_weight)
     return __call__
+
+
+def _low_to_float32(value):
+    dtype = (value._torch_dtype if isinstance(value, graph.KerasTensor)
+             else value.dtype if isinstance(value, torch.Tensor) else None)
+    if dtype in (torch.float16, torch.bfloat16):
+        return cast_floats(value, 'float32')
+    return value
 
 
 def _compile_with_loss_scaling(keras_compile):
