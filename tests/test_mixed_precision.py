@@ -281,6 +281,26 @@ def test_scaled_steps_match_unscaled_ones_and_the_scale_grows():
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
+def test_an_inner_optimizer_computing_its_own_gradients_gets_the_scaled_loss():
+    """As torchk.distributed's DistributedOptimizer, which averages gradients over processes."""
+    losses = []
+
+    class Recording(keras.optimizers.SGD):
+        def get_gradients(self, loss, params):
+            losses.append(loss)
+            return super(Recording, self).get_gradients(loss, params)
+
+    optimizer = mixed_precision.LossScaleOptimizer(Recording(0.01), initial_scale=16.)
+    model, x, y = _regression(optimizer)
+    reference, _, _ = _regression(keras.optimizers.SGD(0.01))
+    reference.set_weights(model.get_weights())
+    model.train_on_batch(x, y)
+    reference.train_on_batch(x, y)
+    assert len(losses) == 1 and losses[0] is not model.total_loss
+    for a, b in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
 def test_a_fixed_scale_never_changes():
     optimizer = mixed_precision.LossScaleOptimizer('sgd', dynamic=False, initial_scale=64.)
     model, x, y = _regression(optimizer)

@@ -479,13 +479,21 @@ def _define_loss_scale_optimizer(optimizers, K):
 
         def get_gradients(self, loss, params):
             """The gradients of `loss` for `params`, computed from the scaled loss and
-            unscaled, then clipped as the inner optimizer's `clipnorm`/`clipvalue` ask."""
+            unscaled, then clipped as the inner optimizer's `clipnorm`/`clipvalue` ask.
+            Wrap a `torchk.distributed.DistributedOptimizer` in this (as `compile` does under
+            `mixed_float16`), not the other way round."""
+            inner = self.inner_optimizer
+            if type(inner).get_gradients is not optimizers.Optimizer.get_gradients:
+                # An optimizer with gradients of its own (torchk.distributed's averages them
+                # over processes) computes them from the scaled loss; its clipping, if any,
+                # then sees scaled gradients.
+                scaled = type(inner).get_gradients(inner, loss * self.loss_scale, params)
+                return [g / self.loss_scale for g in scaled]
             grads = K.gradients(loss * self.loss_scale, params)
             if any(g is None for g in grads):
                 raise ValueError('An operation has `None` for gradient: the loss does not '
                                  'depend on every trainable weight differentiably.')
             grads = [g / self.loss_scale for g in grads]
-            inner = self.inner_optimizer
             if getattr(inner, 'clipnorm', 0) > 0:
                 norm = K.sqrt(sum([K.sum(K.square(g)) for g in grads]))
                 grads = [optimizers.clip_norm(g, inner.clipnorm, norm) for g in grads]
