@@ -328,6 +328,20 @@ def _loss_in_float32(keras_loss_call):
     return __call__
 
 
+def _objective_in_float32(weighted_masked_objective):
+    """Wraps Keras 2.2's `weighted_masked_objective(fn)`: `fn` gets float32 `y_true` and
+    `y_pred` as `_loss_in_float32` gives them."""
+    @functools.wraps(weighted_masked_objective)
+    def wrap(fn):
+        @functools.wraps(fn)
+        def in_float32(y_true, y_pred):
+            if config.floatx() == 'float32':
+                y_true, y_pred = _low_to_float32(y_true), _low_to_float32(y_pred)
+            return fn(y_true, y_pred)
+        return weighted_masked_objective(in_float32)
+    return wrap
+
+
 def _low_to_float32(value):
     dtype = (value._torch_dtype if isinstance(value, graph.KerasTensor)
              else value.dtype if isinstance(value, torch.Tensor) else None)
@@ -378,8 +392,11 @@ def install(base_layer, losses, training):
             super(layer, cls).__init_subclass__(**kwargs)
         _wrap_call(cls)
     layer.__init_subclass__ = classmethod(__init_subclass__)
-    if hasattr(losses, 'Loss'):  # Keras 2.2 calls loss functions directly: no float32 cast
+    if hasattr(losses, 'Loss'):
         losses.Loss.__call__ = _loss_in_float32(losses.Loss.__call__)
+    else:  # Keras 2.2 wraps each loss function in `weighted_masked_objective`
+        training.weighted_masked_objective = _objective_in_float32(
+            training.weighted_masked_objective)
     training.Model.compile = _compile_with_loss_scaling(training.Model.compile)
     from keras.utils import generic_utils
     generic_utils.get_custom_objects()['LossScaleOptimizer'] = _loss_scale_optimizer_class()
