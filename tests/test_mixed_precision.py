@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -49,6 +50,25 @@ def test_unknown_policy_names_the_accepted_ones(name):
         mixed_precision.Policy(name)
     with pytest.raises(ValueError, match=repr(name)):
         mixed_precision.set_global_policy(name)
+
+
+def test_float16_on_the_cpu_warns_once(monkeypatch):
+    monkeypatch.setattr(mixed_precision, '_warned_slow', set())
+    with pytest.warns(RuntimeWarning, match='mixed_float16: float16 training on the CPU'):
+        mixed_precision.set_global_policy('mixed_float16')
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        mixed_precision.set_global_policy('mixed_float16')
+
+
+def test_emulated_bfloat16_warns_once(monkeypatch):
+    monkeypatch.setattr(mixed_precision, '_warned_slow', set())
+    monkeypatch.setattr(mixed_precision, 'native_bfloat16', lambda: False)
+    with pytest.warns(RuntimeWarning, match='no native bfloat16 kernels'):
+        mixed_precision.set_global_policy('mixed_bfloat16')
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        mixed_precision.set_global_policy('mixed_bfloat16')
 
 
 def test_none_resets_to_float32():

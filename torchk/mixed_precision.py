@@ -31,7 +31,7 @@ Unmodified scripts choose a policy with the environment variable `TORCHK_MIXED_P
 `"torchk_mixed_precision": "mixed_bfloat16"`; the variable wins. `python -m torchk info`
 shows the policy in effect. It helps where the hardware computes the low precision natively:
 GPUs, and CPUs with AMX or AVX512-BF16 (oneDNN's bfloat16 kernels); elsewhere bfloat16 is
-emulated, slowly, and a warning says so once.
+emulated, slowly, and a warning says so once, as it does for float16 on the CPU.
 
 `LossScaleOptimizer` needs Keras (it is a `keras.optimizers.Optimizer`); it is defined on first
 access, so the policy functions work without Keras.
@@ -158,12 +158,11 @@ def set_global_policy(policy):
     """
     global _global_policy
     policy = Policy('float32' if policy is None else policy)
-    if policy.compute_dtype == 'bfloat16':
-        _warn_if_emulated()
+    _warn_if_slow(policy.compute_dtype)
     _global_policy = policy
 
 
-_warned_emulated = False
+_warned_slow = set()
 
 
 def native_bfloat16():
@@ -177,14 +176,23 @@ def native_bfloat16():
     return True
 
 
-def _warn_if_emulated():
-    global _warned_emulated
-    if _warned_emulated or native_bfloat16():
+def _warn_if_slow(compute_dtype):
+    """Warns once per dtype where the device computes it slower than float32: bfloat16
+    without native kernels, float16 on the CPU (torch's CPU float16 convolution backward is
+    a reference loop: the scoreboard's cnn step measured 150x float32's)."""
+    if compute_dtype in _warned_slow:
         return
-    _warned_emulated = True
-    warnings.warn('mixed_bfloat16: this %s has no native bfloat16 kernels (no AVX512-BF16 or '
-                  'AMX), so bfloat16 is emulated and slower than float32.'
-                  % config.device().type, RuntimeWarning, stacklevel=3)
+    device = config.device().type
+    if compute_dtype == 'bfloat16' and not native_bfloat16():
+        reason = ('this %s has no native bfloat16 kernels (no AVX512-BF16 or AMX), so '
+                  'bfloat16 is emulated' % device)
+    elif compute_dtype == 'float16' and device == 'cpu':
+        reason = 'float16 training on the CPU runs reference kernels (use mixed_bfloat16)'
+    else:
+        return
+    _warned_slow.add(compute_dtype)
+    warnings.warn('mixed_%s: %s, slower than float32.' % (compute_dtype, reason),
+                  RuntimeWarning, stacklevel=3)
 
 
 def _policy_from_dtype_argument(dtype):
