@@ -69,4 +69,16 @@ def test_info_reports_settings_and_trains_one_step(tmp_path):
     assert 'device: cpu' in lines and 'floatx: float32' in lines
     assert 'image_data_format: channels_first' in lines
     assert '(backend: torchk.core)' in lines
+    assert 'mixed precision: float32 (the default; set TORCHK_MIXED_PRECISION' in lines
     assert 'self-check: one training step in' in lines and ': OK' in lines
+
+
+def test_info_reports_the_mixed_precision_policy_of_keras_json(tmp_path):
+    assert _torchk(tmp_path, 'configure').returncode == 0
+    settings = _keras_json(tmp_path)
+    settings['torchk_mixed_precision'] = 'mixed_bfloat16'
+    (tmp_path / 'keras.json').write_text(json.dumps(settings))
+    done = _torchk(tmp_path, 'info')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'mixed precision: mixed_bfloat16 (from %s)' % (tmp_path / 'keras.json') in done.stdout
+    assert ': OK' in done.stdout

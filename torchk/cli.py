@@ -7,8 +7,9 @@
 
 `configure` writes `"backend": "torchk.core"` into keras.json (in `$KERAS_HOME`, else
 `~/.keras`), creating it with Keras' defaults if needed and keeping every other key.
-`info` prints the versions, the device, floatx and data format, and trains a small model for
-one step on synthetic data, as a self-check. `export` loads a Keras model saved with
+`info` prints the versions, the device, floatx, data format and mixed precision policy
+(`torchk.mixed_precision`), and trains a small model for one step on synthetic data, as a
+self-check. `export` loads a Keras model saved with
 `model.save` and writes its inference graph as a `torch.export` program or an ONNX model
 (`torchk.export.export`). `run` runs a tf.keras 2 script as `python SCRIPT ARGS...` would,
 with `tensorflow`, `tensorflow.keras` and `tf_keras` served by torchk (`torchk.tf.hook`).
@@ -76,6 +77,8 @@ print('keras', keras.__version__)
 print('backend', K.backend())
 print('floatx', K.floatx())
 print('image_data_format', K.image_data_format())
+from torchk import mixed_precision
+print('mixed_precision', mixed_precision.global_policy().name)
 print('self_check', float(before), float(after), time.time() - start)
 '''
 
@@ -106,10 +109,23 @@ def info():
     print('keras %s, backend %s' % (report['keras'], report['backend']))
     print('floatx: %s' % report['floatx'])
     print('image_data_format: %s' % report['image_data_format'])
+    print('mixed precision: %s' % _mixed_precision_line(report['mixed_precision']))
     before, after, seconds = (float(v) for v in report['self_check'].split())
     print('self-check: one training step in %.2f s, loss %.4f -> %.4f: OK'
           % (seconds, before, after))
     return 0
+
+
+def _mixed_precision_line(policy):
+    """The policy in effect, where it was chosen, and whether this device computes bfloat16
+    natively."""
+    from . import config
+    from . import mixed_precision
+    _, source = config.mixed_precision_setting()
+    where = ('from %s' % source if source else
+             'the default; set TORCHK_MIXED_PRECISION or keras.json "torchk_mixed_precision"')
+    native = 'native' if mixed_precision.native_bfloat16() else 'emulated (slow)'
+    return '%s (%s); bfloat16 on %s: %s' % (policy, where, config.device().type, native)
 
 
 def export(model_path, output_path, opset=None, static_batch=None):

@@ -179,6 +179,25 @@ def set_device(value):
     _DEVICE = torch.device(value)
 
 
+def mixed_precision_setting():
+    """The mixed precision policy chosen outside the script, and where it comes from.
+
+    `TORCHK_MIXED_PRECISION`, else keras.json's `"torchk_mixed_precision"`, else none
+    (`torchk.mixed_precision` validates the name).
+
+    # Returns
+        `(name, source)`: the policy name and `'TORCHK_MIXED_PRECISION'` or the keras.json
+        path, or `(None, None)`.
+    """
+    name = os.environ.get('TORCHK_MIXED_PRECISION')
+    if name:
+        return name, 'TORCHK_MIXED_PRECISION'
+    name = _CONFIG.get('torchk_mixed_precision')
+    if name:
+        return name, _keras_json_path()
+    return None, None
+
+
 class PassSwitch:
     """Turns one of the program passes (fusion, phase, folding) on or off: an environment
     variable set to `0` turns it off, `set_enabled` overrides that.

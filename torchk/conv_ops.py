@@ -951,6 +951,7 @@ def _folded_bias_add(x, bias, data_format):
     result of a recorded `conv1d`/`conv2d`/`conv3d` in the same data format and `bias` is a
     matching 1D vector of the same dtype; returns None otherwise."""
     node = x.node if isinstance(x, graph.KerasTensor) else None
+    bias = graph.read_variable(bias)
     if (node is None or x.path != () or node.fn not in _CONV_RANKS or x.ndim is None
             or not isinstance(bias, (graph.KerasTensor, torch.Tensor))
             or data_format not in (None, 'channels_first', 'channels_last')):

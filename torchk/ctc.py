@@ -118,6 +118,14 @@ def ctc_label_dense_to_sparse(labels, label_lengths):
                                    check_invariants=False)
 
 
+def _at_least_float32(y_pred):
+    """`y_pred` in float32 if it is float16 or bfloat16 (a mixed precision model's output):
+    CTC computes in float32, as TF does (`torchk.mixed_precision`)."""
+    if y_pred.dtype in (torch.float16, torch.bfloat16):
+        return y_pred.float()
+    return y_pred
+
+
 @op
 def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     """Runs the CTC loss algorithm on each batch element.
@@ -151,7 +159,7 @@ def ctc_batch_cost(y_true, y_pred, input_length, label_length):
     ```
     """
     fn = 'ctc_batch_cost'
-    y_pred = torch.as_tensor(y_pred)
+    y_pred = _at_least_float32(torch.as_tensor(y_pred))
     _check_rank(y_pred, 3, 'y_pred', fn)
     samples, steps, classes = y_pred.shape
     labels = torch.as_tensor(y_true, device=y_pred.device)
@@ -259,7 +267,7 @@ def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1,
             `time_steps`, or `top_paths` is not in `[1, beam_width]`.
     """
     fn = 'ctc_decode'
-    y_pred = torch.as_tensor(y_pred).detach()
+    y_pred = _at_least_float32(torch.as_tensor(y_pred).detach())
     _check_rank(y_pred, 3, 'y_pred', fn)
     samples, steps, _ = y_pred.shape
     input_length = _lengths(input_length, samples, 'input_length', fn, y_pred.device)

@@ -401,9 +401,54 @@ def _freeze_constant(value):
     return value
 
 
+# While a layer computes in a lower precision than its variables (a mixed precision policy,
+# `torchk.mixed_precision`): the dtype its float32 variables are read as, and the casts
+# recorded so far, by variable.
+_variable_reads = None
+
+
+@contextlib.contextmanager
+def reading_variables_as(dtype):
+    """Inside, ops read float32 variables as `dtype` (a torch dtype, or None for as they are):
+    one recorded cast per variable, as TF's auto-cast variables read inside a layer's call.
+    Gradients flow back through the casts to the float32 variables."""
+    global _variable_reads
+    previous = _variable_reads
+    _variable_reads = None if dtype in (None, torch.float32) else (dtype, {})
+    try:
+        yield
+    finally:
+        _variable_reads = previous
+
+
+def read_variable(value):
+    """`value` as ops read it now: a float32 variable inside `reading_variables_as` is its
+    cast to that dtype; anything else is itself."""
+    global _variable_reads
+    reads = _variable_reads
+    if (reads is None or not isinstance(value, SymbolicOperators)
+            or not isinstance(value, torch.Tensor) or value.dtype != torch.float32):
+        return value
+    dtype, casts = reads
+    if id(value) not in casts:
+        _variable_reads = None
+        try:
+            casts[id(value)] = (value, record(_read_as, (value, dtype)))
+        finally:
+            _variable_reads = reads
+    return casts[id(value)][1]
+
+
+def _read_as(variable, dtype):
+    """A variable's value read in a lower precision (`reading_variables_as`)."""
+    return variable.to(dtype)
+
+
 def record(fn, args, kwargs=None, kind='op', dynamic_axes=()):
     """Records `fn(*args, **kwargs)` as a node and returns its symbolic results
     (`dynamic_axes` as for `op`)."""
+    if _variable_reads is not None:
+        args, kwargs = _map_structure(read_variable, (tuple(args), dict(kwargs or {})))
     args = _map_structure(_freeze_constant, tuple(args))
     kwargs = _map_structure(_freeze_constant, dict(kwargs or {}))
     node = Node(fn, args, kwargs, _symbols_in((args, kwargs)), kind)

@@ -66,6 +66,9 @@ numbering unless stated):
   `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
   `keras.metrics` gets `torchk.metrics` (`MeanIoU`, and `Precision` and `Recall` that
   take `top_k`: Keras 2.3.1's are TensorFlow-only there).
+- Mixed precision: `torchk.mixed_precision.install` gives Keras' `Layer` its dtype policy
+  (tf.keras' API, which Keras 2.3.1 lacks), losses float32 inputs, and `Model.compile` loss
+  scaling under `mixed_float16`.
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
@@ -515,6 +518,17 @@ def _sklearn_tags(estimator_type):
     return __sklearn_tags__
 
 
+def _mixed_precision(training):
+    """Installs `torchk.mixed_precision` (the dtype policy of layers, float32 losses, loss
+    scaling at compile) on Keras' `Layer`, `Loss` and `Model`, once `keras.engine.training`
+    has run (it imports `base_layer` and `losses` first). Only when torchk is Keras' backend."""
+    if sys.modules['keras.backend'].backend() != 'torchk.core':
+        return
+    from . import mixed_precision
+    mixed_precision.install(sys.modules['keras.engine.base_layer'], sys.modules['keras.losses'],
+                            training)
+
+
 _AFTER_IMPORT = {
     'keras.engine.saving': _patch_saving,
     'keras.engine.network': _patch_network,
@@ -530,6 +544,7 @@ _AFTER_IMPORT = {
     'keras.layers': _register_torchk_layers,
     'keras.activations': _register_torchk_activations,
     'keras.metrics': _register_torchk_metrics,
+    'keras.engine.training': _mixed_precision,
 }
 
 

@@ -262,13 +262,15 @@ def update(x, new_x):
 def update_add(x, increment):
     """Returns the update `x <- x + increment`."""
     _check_update_target(x, 'update_add')
-    return (x, x + increment)
+    with graph.reading_variables_as(None):  # an update computes at the variable's precision
+        return (x, x + increment)
 
 
 def update_sub(x, decrement):
     """Returns the update `x <- x - decrement`."""
     _check_update_target(x, 'update_sub')
-    return (x, x - decrement)
+    with graph.reading_variables_as(None):
+        return (x, x - decrement)
 
 
 def moving_average_update(x, value, momentum):
@@ -280,7 +282,8 @@ def moving_average_update(x, value, momentum):
     _check_update_target(x, 'moving_average_update')
     decay = float(np.float32(1. - momentum)) if isinstance(momentum, numbers.Number) \
         else 1. - momentum
-    return (x, x - (x - value) * decay)
+    with graph.reading_variables_as(None):
+        return (x, x - (x - value) * decay)
 
 
 def _check_update_target(x, function_name):
