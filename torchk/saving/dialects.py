@@ -444,6 +444,11 @@ _MIXED_POLICY_LAYERS = contextvars.ContextVar('mixed_policy_layers')
 
 
 def _warn_mixed_policy(layers):
+    """Warns that the layers saved with a mixed policy compute in float32, unless mixed
+    precision is on (`torchk.mixed_precision`): they then follow the global policy."""
+    from .. import mixed_precision
+    if mixed_precision.global_policy().name in MIXED_POLICIES:
+        return
     policies = sorted({policy for _, policy in layers})
     warnings.warn('%d layers of the model (%s) were saved with the %s dtype policy: the model '
                   'computes in float32 until mixed precision is turned on '
