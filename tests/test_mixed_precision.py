@@ -54,6 +54,7 @@ def test_unknown_policy_names_the_accepted_ones(name):
 
 def test_float16_on_the_cpu_warns_once(monkeypatch):
     monkeypatch.setattr(mixed_precision, '_warned_slow', set())
+    monkeypatch.setattr(mixed_precision.config, 'device', lambda: torch.device('cpu'))
     with pytest.warns(RuntimeWarning, match='mixed_float16: float16 training on the CPU'):
         mixed_precision.set_global_policy('mixed_float16')
     with warnings.catch_warnings():

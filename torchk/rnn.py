@@ -244,10 +244,19 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     weights = [kernel.t(), recurrent_kernel.t()]
     if bias is not None:
         weights += [bias, torch.zeros_like(bias)]
+    inputs, weights = _cudnn_ready(inputs, weights)
     # cuDNN's backward needs the forward run in training mode (dropout is 0 either way)
     outputs, h, c = torch.lstm(inputs, (h0[None], c0[None]), weights, bias is not None, 1, 0.,
                                torch.is_grad_enabled(), False, True)
     return outputs[:, -1], outputs, [h[0], c[0]]
+
+
+def _cudnn_ready(inputs, weights):
+    """The inputs and weights of `torch.lstm` / `torch.gru` made contiguous on CUDA, where
+    cuDNN views them as flat buffers (transposed or sliced weights raise there)."""
+    if not inputs.is_cuda:
+        return inputs, weights
+    return inputs.contiguous(), [w.contiguous() for w in weights]
 
 
 def _torch_gru_order(weight):
@@ -262,6 +271,7 @@ def _torch_gru(inputs, h0, kernel, recurrent_kernel, bias):
     cuDNN's kernel on CUDA; `bias` holds the input and the recurrent bias."""
     weights = [_torch_gru_order(kernel).t(), _torch_gru_order(recurrent_kernel).t(),
                _torch_gru_order(bias[0]), _torch_gru_order(bias[1])]
+    inputs, weights = _cudnn_ready(inputs, weights)
     outputs, h = torch.gru(inputs, h0[None], weights, True, 1, 0., torch.is_grad_enabled(),
                            False, True)
     return outputs[:, -1], outputs, [h[0]]

@@ -119,7 +119,8 @@ rng = np.random.RandomState(0)
 x = rng.rand(128, 8, 8, 1).astype('float32')
 y = np.eye(2, dtype='float32')[(x[:, :4].mean((1, 2, 3)) > x[:, 4:].mean((1, 2, 3))).astype(int)]
 model = keras.models.Sequential([Conv2D(8, 3, activation='relu', input_shape=(8, 8, 1)),
-    BatchNormalization(), Flatten(), Dense(2), Activation('softmax', dtype='float32')])
+    BatchNormalization(momentum=0.9), Flatten(), Dense(2),
+    Activation('softmax', dtype='float32')])
 model.compile(keras.optimizers.Adam(0.01), 'categorical_crossentropy', metrics=['accuracy'])
 model.fit(x, y, batch_size=32, epochs=20, verbose=0)
 print(model.layers[0].weights[0].device, model.layers[0].output.dtype,
