@@ -4,13 +4,13 @@ import contextlib
 import numpy as np
 import torch
 
-from . import compiled
 from . import config
 from . import dtypes
-from . import folding
 from . import graph
-from . import phase
 from . import program
+from .passes import compiled
+from .passes import folding
+from .passes import phase
 from .validation import format_shape
 from .variables import Variable, reset_uids, sparse_tensor, to_numpy
 
@@ -315,7 +315,7 @@ class Function:
 
 def specialise_phase(targets, value, fed=()):
     """`targets` computed with the learning phase fixed to `value` (0 or 1) by the phase pass
-    (`phase.py`); unchanged when the pass is off or no learning phase was created.
+    (`passes/phase.py`); unchanged when the pass is off or no learning phase was created.
 
     # Arguments
         targets: symbols (or constants): outputs, update values.
@@ -371,6 +371,9 @@ def evaluate(x):
     run = Function([], [x])
     with torch.no_grad():
         return run._program(*run._defaults)[0]
+
+
+graph.set_evaluator(evaluate)
 
 
 def _is_update(x):

@@ -13,8 +13,8 @@ Nodes that feed a gradient run with autograd recording; everything else runs und
 """
 import torch
 
-from . import fusion
 from . import graph
+from .passes import fusion
 
 GRADIENTS = 'gradients'
 
@@ -278,12 +278,12 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
         outputs: symbols (or constants) to compute.
         updates: (variable, new value) pairs.
         metric_flags: for each output, True if it is computed after the updates.
-        fuse: run the update fusion pass (`fusion.py`): only for programs whose nodes
+        fuse: run the update fusion pass (`passes/fusion.py`): only for programs whose nodes
             outside gradients run with autograd off, as `K.function` runs them (the
             sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
         frozen: read the variables through `torch.nn.Parameter` aliases made now (sharing
             their memory) instead of per-call aliases, so that `torch.compile` sees them as
-            parameters it may freeze (`compiled.py`); for programs without gradients.
+            parameters it may freeze (`passes/compiled.py`); for programs without gradients.
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
