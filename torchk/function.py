@@ -247,11 +247,14 @@ class Function:
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
+        # A whole-step compile plans its own memory: it gets no `out=` destinations.
+        step = compiled.enabled()
         built, unfed = program.compile_program(self.inputs, outputs, updates,
-                                               self._metric_flags, fuse=True, frozen=frozen)
+                                               self._metric_flags, fuse=not step,
+                                               frozen=frozen, variable_arguments=step)
         if frozen:
             built = compiled.FrozenProgram(built, self.name)
-        elif compiled.enabled():
+        elif step:
             built = compiled.CompiledProgram(built, self.name)
         return built, [torch.tensor(False) for _ in unfed]
 

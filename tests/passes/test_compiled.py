@@ -43,7 +43,7 @@ def test_compiled_program_matches_the_reference(compiling, capsys):
 
 
 def test_failing_compile_falls_back_once(compiling, capsys, monkeypatch):
-    def broken(fn):
+    def broken(fn, **options):
         def run(*args):
             raise RuntimeError('no compiler here')
         return run
