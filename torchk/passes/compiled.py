@@ -173,6 +173,10 @@ class FrozenProgram(CompiledProgram):
     plainly again, and recompiles on the next call, when a variable has been written since
     it was compiled (see the module doc)."""
 
+    # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would skip
+    # the graph; unpacked, a later process loads it from disk (measured: same speed).
+    inductor_options = {'freezing': True, 'cpp.weight_prepack': False}
+
     def __init__(self, program, name):
         super().__init__(program, name)
         self._variables = program.variables
@@ -188,9 +192,7 @@ class FrozenProgram(CompiledProgram):
         self._calls += 1
         if self.error is not None or self._calls == 1:
             return self.program(*args)
-        # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would
-        # skip the graph; unpacked, a later process loads it from disk (measured: same speed).
-        with torch._inductor.config.patch({'freezing': True, 'cpp.weight_prepack': False}):
+        with torch._inductor.config.patch(self.inductor_options):
             return self._compiled_run(args)
 
     def _compile(self):
