@@ -1,4 +1,4 @@
-"""Keras' optimizer updates with and without the fusion pass (torchk/fusion.py), against the
+"""Keras' optimizer updates with and without the fusion pass (torchk/passes/fusion.py), against the
 same MLP trained by hand in PyTorch (torch.optim, single-tensor path), all in one process with
 interleaved rounds; plus the per-call overhead of a 1-op `K.function` against the raw torch
 call.
@@ -18,7 +18,8 @@ from common import interleaved_seconds, torch_classifier_step
 import keras  # noqa: E402
 from keras.layers import Dense  # noqa: E402
 from keras.models import Sequential  # noqa: E402
-from torchk import config, fusion  # noqa: E402
+from torchk import config  # noqa: E402
+from torchk.passes import fusion  # noqa: E402
 
 from dense_train_step import function_overhead  # noqa: E402
 

@@ -1027,7 +1027,7 @@ def bias_add(x, bias, data_format=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# Convolutions taken apart for the inference passes (folding.py)
+# Convolutions taken apart for the inference passes (passes/folding.py)
 
 _FUSABLE_RANKS = dict(_CONV_RANKS)
 _FUSABLE_RANKS[depthwise_conv2d.__wrapped__] = 2

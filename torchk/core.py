@@ -9,11 +9,11 @@ import sys
 import numpy as np
 import torch
 
-from . import allocator
 from . import config
 from . import dtypes
 from . import graph
 from . import keras_compat
+from .passes import allocator
 from .config import (cast_to_floatx, epsilon, floatx, image_data_format,
                      image_dim_ordering, normalize_data_format, set_epsilon, set_floatx,
                      set_image_data_format, set_image_dim_ordering)

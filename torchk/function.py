@@ -4,13 +4,13 @@ import contextlib
 import numpy as np
 import torch
 
-from . import compiled
 from . import config
 from . import dtypes
-from . import folding
 from . import graph
-from . import phase
 from . import program
+from .passes import compiled
+from .passes import folding
+from .passes import phase
 from .validation import format_shape
 from .variables import Variable, reset_uids, sparse_tensor, to_numpy
 
@@ -247,11 +247,14 @@ class Function:
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
+        # A whole-step compile plans its own memory: it gets no `out=` destinations.
+        step = compiled.enabled()
         built, unfed = program.compile_program(self.inputs, outputs, updates,
-                                               self._metric_flags, fuse=True, frozen=frozen)
+                                               self._metric_flags, fuse=not step,
+                                               frozen=frozen, variable_arguments=step)
         if frozen:
             built = compiled.FrozenProgram(built, self.name)
-        elif compiled.enabled():
+        elif step:
             built = compiled.CompiledProgram(built, self.name)
         return built, [torch.tensor(False) for _ in unfed]
 
@@ -315,7 +318,7 @@ class Function:
 
 def specialise_phase(targets, value, fed=()):
     """`targets` computed with the learning phase fixed to `value` (0 or 1) by the phase pass
-    (`phase.py`); unchanged when the pass is off or no learning phase was created.
+    (`passes/phase.py`); unchanged when the pass is off or no learning phase was created.
 
     # Arguments
         targets: symbols (or constants): outputs, update values.
@@ -371,6 +374,9 @@ def evaluate(x):
     run = Function([], [x])
     with torch.no_grad():
         return run._program(*run._defaults)[0]
+
+
+graph.set_evaluator(evaluate)
 
 
 def _is_update(x):

@@ -322,6 +322,29 @@ def is_symbol(x):
     return isinstance(x, SymbolicOperators)
 
 
+_evaluator = None
+
+
+def evaluate(symbol):
+    """Computes `symbol`'s value now, as a tensor, with the evaluator that `function.py`
+    installs when it is imported (`set_evaluator`): the graph, the ops and the variables sit
+    below programs and never import them.
+
+    # Raises
+        RuntimeError: if `torchk.function` was not imported.
+    """
+    if _evaluator is None:
+        raise RuntimeError('Evaluating %r needs torchk.function; import torchk.core first.'
+                           % (symbol,))
+    return _evaluator(symbol)
+
+
+def set_evaluator(evaluator):
+    """Installs `evaluator(symbol) -> tensor` as the one `evaluate` calls."""
+    global _evaluator
+    _evaluator = evaluator
+
+
 def _contains_symbol(value):
     if isinstance(value, SymbolicOperators):
         return True

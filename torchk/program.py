@@ -13,8 +13,8 @@ Nodes that feed a gradient run with autograd recording; everything else runs und
 """
 import torch
 
-from . import fusion
 from . import graph
+from .passes import fusion
 
 GRADIENTS = 'gradients'
 
@@ -270,7 +270,8 @@ def unique_updates(updates):
     return result
 
 
-def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=False):
+def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=False,
+                    variable_arguments=False):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -278,12 +279,16 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
         outputs: symbols (or constants) to compute.
         updates: (variable, new value) pairs.
         metric_flags: for each output, True if it is computed after the updates.
-        fuse: run the update fusion pass (`fusion.py`): only for programs whose nodes
+        fuse: run the update fusion pass (`passes/fusion.py`): only for programs whose nodes
             outside gradients run with autograd off, as `K.function` runs them (the
             sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
         frozen: read the variables through `torch.nn.Parameter` aliases made now (sharing
             their memory) instead of per-call aliases, so that `torch.compile` sees them as
-            parameters it may freeze (`compiled.py`); for programs without gradients.
+            parameters it may freeze (`passes/compiled.py`); for programs without gradients.
+        variable_arguments: take the variables it reads or updates as arguments (plain
+            tensor aliases, after the feeds and placeholders, in the order of
+            `program.variables`) instead of reading them from the program's globals, so that
+            `torch.compile` sees them as graph inputs (`passes/compiled.py`).
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
@@ -301,6 +306,8 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
 
     leaves = {id(leaf): leaf for leaf in first_leaves + metric_leaves}
     variables = [s for s in leaves.values() if not isinstance(s, graph.KerasTensor)]
+    if variable_arguments:
+        variables += [v for v, _ in updates if id(v) not in leaves]
     placeholders = [s for s in leaves.values() if isinstance(s, graph.KerasTensor)]
     emitter = _Emitter()
     emitter.names.update(fed)
@@ -316,6 +323,8 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     if recorded:
         emitter.lines.append('with torch.enable_grad():')
     for i, variable in enumerate(variables):
+        if variable_arguments:
+            continue
         if frozen:
             emitter.lines.append('%sw%d = %s' % (indent, i, emitter.constant(
                 torch.nn.Parameter(variable.detach(), requires_grad=False))))
@@ -353,7 +362,8 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     for i, (variable, value) in enumerate(pending):
         emitter.lines.append('u%d = %s' % (i, snapshots.values[id(value)]))
     for i, (variable, value) in enumerate(pending):
-        emitter.lines.append('%s.copy_(u%d)' % (emitter.constant(variable), i))
+        target = emitter.names[id(variable)] if variable_arguments else emitter.constant(variable)
+        emitter.lines.append('%s.copy_(u%d)' % (target, i))
     first_values = snapshots.values
 
     stale = _stale_after_updates(metric_nodes, updated)
@@ -366,6 +376,8 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
 
     params = ['p%d' % i for i in range(len(inputs))]
     params += ['l%d' % i for i in range(len(placeholders))]
+    if variable_arguments:
+        params += ['w%d' % i for i in range(len(variables))]
     source = '\n'.join(['def program(%s):' % ', '.join(params)] +
                         ['    ' + line for line in emitter.lines])
     namespace = dict(emitter.globals)

@@ -2,6 +2,9 @@
 samples is reproducible: an op without a `seed` takes one from numpy's global generator when
 it is created, as Keras' TF backend does (`np.random.randint(10e6)`), so `np.random.seed(n)`
 alone makes initial weights, dropout masks and training repeat on the CPU."""
+import itertools
+import weakref
+
 import numpy as np
 import torch
 
@@ -11,12 +14,18 @@ from . import graph
 from .variables import variable
 
 
+_SEEDS = weakref.WeakValueDictionary()
+_KEYS = itertools.count()
+
+
 class _Seed:
     """A seeded generator per device, created where the samples are drawn."""
 
     def __init__(self, seed):
         self.seed = int(seed)
         self._generators = {}
+        self.key = next(_KEYS)
+        _SEEDS[self.key] = self
 
     def generator(self, device):
         if device.type == 'meta':
@@ -25,6 +34,42 @@ class _Seed:
         if key not in self._generators:
             self._generators[key] = torch.Generator(device=device).manual_seed(self.seed)
         return self._generators[key]
+
+    def sample(self, kind, shape, dtype, device, a, b):
+        """Samples of `kind` ('uniform' in `[a, b)`, 'normal' of mean `a` and standard
+        deviation `b`, 'truncated_normal': normal truncated to `[-2, 2]`, then scaled by
+        `b` and shifted by `a`) from this seed's generator on `device`.
+
+        Inside `torch.compile` one opaque op (`torchk::sample`) draws them, since dynamo
+        cannot trace a `torch.Generator`: a compiled program draws the numbers the plain
+        program draws, from the same generator.
+        """
+        if torch.compiler.is_compiling():
+            return _compiled_sample(kind, list(shape), dtype, device, a, b, self.key)
+        return _draw(kind, shape, dtype, device, a, b, self.generator(device))
+
+
+def _draw(kind, shape, dtype, device, a, b, generator):
+    out = torch.empty(shape, dtype=dtype, device=device)
+    if kind == 'uniform':
+        return out.uniform_(a, b, generator=generator)
+    if kind == 'normal':
+        return out.normal_(a, b, generator=generator)
+    # TF redraws samples beyond two standard deviations; inverse-CDF sampling on the
+    # truncated range gives the same distribution in one pass.
+    torch.nn.init.trunc_normal_(out, 0., 1., -2., 2., generator=generator)
+    return out * b + a
+
+
+@torch.library.custom_op('torchk::sample', mutates_args=())
+def _compiled_sample(kind: str, shape: list[int], dtype: torch.dtype, device: torch.device,
+                     a: float, b: float, key: int) -> torch.Tensor:
+    return _draw(kind, shape, dtype, device, a, b, _SEEDS[key].generator(device))
+
+
+@_compiled_sample.register_fake
+def _(kind, shape, dtype, device, a, b, key):
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 # The bounds of the seeds Keras' TF backend draws with `np.random.randint` for a `seed=None`:
@@ -54,34 +99,26 @@ def _shape(shape):
 
 @graph.random_op
 def _normal(shape, mean, stddev, dtype, seed):
-    device = graph.target_device()
-    out = torch.empty(_shape(shape), dtype=dtype, device=device)
-    return out.normal_(float(mean), float(stddev), generator=seed.generator(device))
+    return seed.sample('normal', _shape(shape), dtype, graph.target_device(), float(mean),
+                       float(stddev))
 
 
 @graph.random_op
 def _uniform(shape, minval, maxval, dtype, seed):
-    device = graph.target_device()
-    out = torch.empty(_shape(shape), dtype=dtype, device=device)
-    return out.uniform_(float(minval), float(maxval), generator=seed.generator(device))
+    return seed.sample('uniform', _shape(shape), dtype, graph.target_device(), float(minval),
+                       float(maxval))
 
 
 @graph.random_op
 def _binomial(shape, p, dtype, seed):
-    device = graph.target_device()
-    draws = torch.empty(_shape(shape), dtype=dtype, device=device)
-    draws.uniform_(0., 1., generator=seed.generator(device))
+    draws = seed.sample('uniform', _shape(shape), dtype, graph.target_device(), 0., 1.)
     return (draws < p).to(dtype)
 
 
 @graph.random_op
 def _truncated_normal(shape, mean, stddev, dtype, seed):
-    device = graph.target_device()
-    out = torch.empty(_shape(shape), dtype=dtype, device=device)
-    # TF redraws samples beyond two standard deviations; inverse-CDF sampling on the
-    # truncated range gives the same distribution in one pass.
-    torch.nn.init.trunc_normal_(out, 0., 1., -2., 2., generator=seed.generator(device))
-    return out * float(stddev) + float(mean)
+    return seed.sample('truncated_normal', _shape(shape), dtype, graph.target_device(),
+                       float(mean), float(stddev))
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None):
@@ -117,8 +154,7 @@ def _dropout(x, level, noise_shape, seed):
     keep = 1. - level
     shape = tuple(x.shape) if noise_shape is None else tuple(
         x.shape[i] if d is None else int(d) for i, d in enumerate(noise_shape))
-    mask = torch.empty(shape, dtype=x.dtype, device=x.device)
-    mask.uniform_(0., 1., generator=seed.generator(x.device))
+    mask = seed.sample('uniform', shape, x.dtype, x.device, 0., 1.)
     return x * (mask < keep).to(x.dtype) / keep
 
 

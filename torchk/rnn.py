@@ -236,6 +236,10 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     _check_weights('LSTM (torch.lstm)', inputs, [h0, c0], kernel, recurrent_kernel, 4)
     if go_backwards:
         inputs = inputs.flip(1)
+    if torch.compiler.is_compiling():
+        # torch.lstm's CPU kernel (mkldnn_rnn_layer) has no fake-tensor implementation.
+        return _cell_recurrence('LSTMCell', inputs, [h0, c0], kernel, recurrent_kernel, bias,
+                                None, None, None, False, 'tanh', 'sigmoid', False)
     if torch.compiler.is_exporting():
         h_all, states = rnn_scan.cell_recurrence(
             'LSTMCell', _project(inputs.transpose(0, 1), kernel, bias, None), [h0, c0],

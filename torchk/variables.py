@@ -125,8 +125,7 @@ def _rebuild_variable(data, requires_grad, name, constraint):
 def to_tensor(value, dtype=None):
     """Converts a variable's initial value (numpy, scalar, tensor, symbol) to a torch tensor."""
     if graph.is_symbol(value) and not isinstance(value, Variable):
-        from .function import evaluate
-        value = evaluate(value)
+        value = graph.evaluate(value)
     if hasattr(value, 'tocoo'):
         value = value.toarray()
     if isinstance(value, torch.Tensor):
@@ -192,8 +191,7 @@ def get_value(x):
     """Returns the value of a variable (or any tensor) as a numpy array."""
     if isinstance(x, torch.Tensor):
         return to_numpy(x)
-    from .function import evaluate
-    return to_numpy(evaluate(x))
+    return to_numpy(graph.evaluate(x))
 
 
 def batch_get_value(ops):

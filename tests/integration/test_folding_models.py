@@ -1,11 +1,11 @@
 """A MobileNet-style Keras model predicted with and without the inference folding pass
-(torchk/folding.py), between training steps that change every folded weight."""
+(torchk/passes/folding.py), between training steps that change every folded weight."""
 import numpy as np
 
 import keras
 from keras import backend as K
 from keras import layers
-from torchk import folding
+from torchk.passes import folding
 
 
 def _model():

@@ -1,5 +1,5 @@
 """Keras models with BatchNormalization and Dropout trained, evaluated and run with and
-without the learning-phase pass (torchk/phase.py): same losses, predictions and weights, and
+without the learning-phase pass (torchk/passes/phase.py): same losses, predictions and weights, and
 predict never computes the batch statistics."""
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import keras
 from keras import backend as K
 from keras import layers
 from torchk import graph
-from torchk import phase
+from torchk.passes import phase
 
 
 def _model():

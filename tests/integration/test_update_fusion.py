@@ -1,5 +1,5 @@
 """Every Keras 2.3.1 optimizer, and one written with `K` ops, trained with and without the
-update fusion pass (torchk/fusion.py): weights and optimizer state agree after many steps.
+update fusion pass (torchk/passes/fusion.py): weights and optimizer state agree after many steps.
 
 Fusion only changes where results are written, never which kernels run, so the runs agree
 exactly; the comparison allows float32 rounding all the same.
@@ -11,7 +11,7 @@ from keras import backend as K
 from keras import optimizers
 from keras.layers import Dense
 from keras.models import Sequential
-from torchk import fusion
+from torchk.passes import fusion
 
 STEPS = 25
 

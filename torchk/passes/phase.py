@@ -23,10 +23,10 @@ the chosen branch itself.
 
 import torch
 
-from . import config
-from . import dtypes
-from . import graph
-from . import program
+from .. import config
+from .. import dtypes
+from .. import graph
+from .. import program
 
 _switch = config.PassSwitch('TORCHK_PHASE')
 enabled = _switch.enabled

@@ -1,10 +1,10 @@
-"""glibc allocator thresholds set at import (torchk/allocator.py), and their opt-outs."""
+"""glibc allocator thresholds set at import (torchk/passes/allocator.py), and their opt-outs."""
 import platform
 import sys
 
 import pytest
 
-from torchk import allocator
+from torchk.passes import allocator
 
 GLIBC = sys.platform.startswith('linux') and platform.libc_ver()[0] == 'glibc'
 

@@ -24,9 +24,9 @@ import operator
 
 import torch
 
-from . import config
-from . import graph
-from . import math_ops
+from .. import config
+from .. import graph
+from .. import math_ops
 
 # Python operators on plain tensors are these torch functions; their `out=` forms.
 _INTO = {operator.add: torch.add, operator.sub: torch.sub, operator.mul: torch.mul,

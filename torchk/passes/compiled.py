@@ -2,11 +2,20 @@
 
 Two modes, chosen by `TORCHK_COMPILE` (or `set_enabled`):
 
-- `TORCHK_COMPILE=1`: a `K.function` called a second time compiles its whole program,
-  forward, backward and updates, with `torch.compile` (inductor: C++ on the CPU, Triton on
-  CUDA), and prints the compile time once. Parts dynamo cannot trace run eagerly between
-  compiled parts (the gradient call `torch.autograd.grad` is such a break: the forward pass
-  and the update arithmetic compile on either side of it).
+- `TORCHK_COMPILE=1`: whole-step compile. A `K.function` called a second time compiles its
+  whole program as one graph with `torch.compile` (inductor: C++ on the CPU, Triton on
+  CUDA), and prints the compile time once. For Keras' training function that is the whole
+  training step: the forward pass, the gradients (dynamo traces `torch.autograd.grad`,
+  `trace_autograd_ops`) and the optimizer's updates. The program takes the variables as
+  arguments (`compile_program(variable_arguments=True)`, leaf aliases made per call), so the
+  updates are in-place writes into graph inputs, which inductor plans with the rest; it is
+  built without the update fusion pass (no `out=` destinations: inductor plans memory). The
+  learning phase is fixed per program and Python numbers are constants of the source, so
+  nothing a step changes makes dynamo recompile; a new input shape (the last, smaller batch
+  of an epoch) compiles once more (static shapes). Random ops draw from their own seeded
+  generators through one opaque op (`random_ops`), so a compiled step draws the dropout
+  masks the plain one draws. Parts dynamo cannot trace still run eagerly between compiled
+  graphs (the loops of `rnn_kernels`).
 - `TORCHK_COMPILE=predict`: compiled predict. Only programs that compute no gradients
   (predict, evaluate) are compiled, from their second call, with the weights frozen
   (inductor's freezing: the variables become constants, so batch norm is folded into the
@@ -15,8 +24,9 @@ Two modes, chosen by `TORCHK_COMPILE` (or `set_enabled`):
   was compiled with: when a variable it reads has been written since (a training step,
   `set_weights`), the call runs the plain program and the next call with unchanged weights
   compiles again. Use it for inference on a trained model, not between training steps.
-  Inductor's generated code is cached on disk, under `~/.cache/torchk/inductor` unless
-  `TORCHINDUCTOR_CACHE_DIR` says otherwise, so a later process compiles faster.
+
+Inductor's generated code is cached on disk in both modes, under `~/.cache/torchk/inductor`
+unless `TORCHINDUCTOR_CACHE_DIR` says otherwise, so a later process compiles faster.
 
 One-off evaluations (`K.eval`, a function called once) never pay for a compile. A function
 whose compile fails runs its plain program from then on, after a one-time message naming
@@ -73,8 +83,25 @@ def set_enabled(value):
     _mode = False if value is None else {True: 'all', False: None}.get(value, value)
 
 
+def _cache_on_disk():
+    """Points inductor's on-disk cache to `~/.cache/torchk/inductor`, unless
+    `TORCHINDUCTOR_CACHE_DIR` says otherwise."""
+    os.environ.setdefault('TORCHINDUCTOR_CACHE_DIR', os.path.join(
+        os.path.expanduser('~'), '.cache', 'torchk', 'inductor'))
+
+
+def _copied(value, pointers):
+    """`program._unaliased` inside a compiled program: storage pointers cannot be traced,
+    so a value that may alias an updated variable is always copied (inductor fuses the
+    copy into the kernel that computes the value)."""
+    return value.clone() if isinstance(value, torch.Tensor) else value
+
+
 class CompiledProgram:
-    """Runs `program` plainly on its first call, compiled from the second on.
+    """Runs `program` (built with `variable_arguments=True`) plainly on its first call, and
+    from the second on as one compiled graph: the forward pass, the gradients
+    (`torch.autograd.grad`, traced by dynamo: no graph break) and the updates, written in
+    place into the variables, which are graph inputs.
 
     `compile_seconds` is the time of the call that compiled it; `error` the exception that
     made it fall back to the plain program, if any.
@@ -91,35 +118,46 @@ class CompiledProgram:
         self._compiled = None
 
     def __call__(self, *args):
+        # Leaf aliases sharing each variable's memory and version counter: gradients are
+        # taken with respect to them, updates write through them.
+        return self._call(*args, *[v.detach().requires_grad_(v.requires_grad)
+                                   for v in self.program.variables])
+
+    def _call(self, *args):
         self._calls += 1
         if self.error is not None or self._calls == 1:
             return self.program(*args)
         return self._compiled_run(args)
 
     def _compiled_run(self, args):
-        """Runs the compiled program, compiling it first (timed and reported) if needed."""
-        if self._compiled is None:
-            self._compiled = self._compile()
-            start = time.perf_counter()
-            values = self._run(args)
-            if self.error is None:
+        """Runs the compiled program, compiling it first (timed and reported) if needed;
+        any failure runs the plain program, now and from then on."""
+        start = time.perf_counter()
+        try:
+            if self._compiled is None:
+                self._compiled = self._compile()
+                values = self._run(args)
                 self.compile_seconds = time.perf_counter() - start
                 self._report()
-            return values
-        return self._run(args)
-
-    def _compile(self):
-        return torch.compile(self.program)
-
-    def _run(self, args):
-        try:
-            return self._compiled(*args)
+                return values
+            return self._run(args)
         except Exception as e:  # noqa: BLE001 -- any compiler failure falls back, once
             self.error = e
             print('torchk: could not compile K.function %s (%s: %s); it runs uncompiled.'
                   % (self._label(), type(e).__name__, str(e).split('\n')[0][:200]),
                   file=sys.stderr)
             return self.program(*args)
+
+    def _compile(self):
+        namespace = dict(self.program.__globals__, _unaliased=_copied,
+                         _storage_pointers=lambda variables: None)
+        exec(compile(self.source, '<torchk compiled program>', 'exec'), namespace)
+        _cache_on_disk()
+        return torch.compile(namespace['program'], dynamic=False)
+
+    def _run(self, args):
+        with torch._dynamo.config.patch(trace_autograd_ops=True):
+            return self._compiled(*args)
 
     def _report(self):
         print('torchk: compiled K.function %s in %.1f s (TORCHK_COMPILE=1).'
@@ -134,6 +172,10 @@ class FrozenProgram(CompiledProgram):
     call, and from the second on compiled with its variables frozen as constants; runs it
     plainly again, and recompiles on the next call, when a variable has been written since
     it was compiled (see the module doc)."""
+
+    # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would skip
+    # the graph; unpacked, a later process loads it from disk (measured: same speed).
+    inductor_options = {'freezing': True, 'cpp.weight_prepack': False}
 
     def __init__(self, program, name):
         super().__init__(program, name)
@@ -150,9 +192,7 @@ class FrozenProgram(CompiledProgram):
         self._calls += 1
         if self.error is not None or self._calls == 1:
             return self.program(*args)
-        # Kernels prepacked for oneDNN cannot be pickled: inductor's FX graph cache would
-        # skip the graph; unpacked, a later process loads it from disk (measured: same speed).
-        with torch._inductor.config.patch({'freezing': True, 'cpp.weight_prepack': False}):
+        with torch._inductor.config.patch(self.inductor_options):
             return self._compiled_run(args)
 
     def _compile(self):
@@ -160,9 +200,11 @@ class FrozenProgram(CompiledProgram):
         # variables' current values.
         namespace = dict(self.program.__globals__)
         exec(compile(self.source, '<torchk frozen program>', 'exec'), namespace)
-        os.environ.setdefault('TORCHINDUCTOR_CACHE_DIR', os.path.join(
-            os.path.expanduser('~'), '.cache', 'torchk', 'inductor'))
+        _cache_on_disk()
         return torch.compile(namespace['program'], dynamic=False)
+
+    def _run(self, args):
+        return self._compiled(*args)
 
     def _report(self):
         print('torchk: compiled the predict program of K.function %s in %.1f s '

@@ -1,11 +1,11 @@
-"""Opt-in whole-program compile (torchk/compiled.py): same values as the plain program,
+"""Opt-in whole-program compile (torchk/passes/compiled.py): same values as the plain program,
 and a failing compile falls back to it with one message."""
 import numpy as np
 import pytest
 import torch
 
-from torchk import compiled
 from torchk import core as K
+from torchk.passes import compiled
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_compiled_program_matches_the_reference(compiling, capsys):
 
 
 def test_failing_compile_falls_back_once(compiling, capsys, monkeypatch):
-    def broken(fn):
+    def broken(fn, **options):
         def run(*args):
             raise RuntimeError('no compiler here')
         return run

@@ -1,10 +1,10 @@
-"""The update fusion pass (torchk/fusion.py) on `K.function` graphs: every case runs with the
+"""The update fusion pass (torchk/passes/fusion.py) on `K.function` graphs: every case runs with the
 pass on and off, against values computed by hand, and checks which rewrites were made."""
 import numpy as np
 import pytest
 
 from torchk import core as K
-from torchk import fusion
+from torchk.passes import fusion
 
 
 def _run(build, fused, calls=3):

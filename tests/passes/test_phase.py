@@ -1,4 +1,4 @@
-"""The learning-phase pass (torchk/phase.py): `K.function` graphs run specialised and
+"""The learning-phase pass (torchk/passes/phase.py): `K.function` graphs run specialised and
 unspecialised give the same outputs and variable updates, and the branch not taken is not
 computed."""
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from torchk import core as K
 from torchk import graph
-from torchk import phase
+from torchk.passes import phase
 
 
 def _run(build, specialised, phases):

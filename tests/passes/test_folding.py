@@ -1,11 +1,11 @@
-"""The inference folding pass (torchk/folding.py): batch normalization folded into the
+"""The inference folding pass (torchk/passes/folding.py): batch normalization folded into the
 convolution before it and ReLUs applied by the convolution, against the same graphs run
 unfolded, and refolded when a variable changes."""
 import numpy as np
 import pytest
 
 from torchk import core as K
-from torchk import folding
+from torchk.passes import folding
 
 
 def _variable(rng, shape, low=-1., high=1., dtype='float32'):

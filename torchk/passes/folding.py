@@ -25,12 +25,12 @@ import inspect
 
 import torch
 
-from . import config
-from . import conv_ops
-from . import graph
-from . import nn_ops
-from . import program
-from .variables import Variable
+from .. import config
+from .. import conv_ops
+from .. import graph
+from .. import nn_ops
+from .. import program
+from ..variables import Variable
 
 _BATCH_NORMALIZATION = nn_ops.batch_normalization.__wrapped__
 _RELU = nn_ops.relu.__wrapped__
