@@ -126,3 +126,9 @@ def test_apply_on_any_layout(layout):
     np.testing.assert_allclose(v.numpy(), v_ref, rtol=1e-6)
     np.testing.assert_allclose(p.numpy(), p0 - .01 * m_ref / (np.sqrt(v_ref) + 1e-7),
                                rtol=1e-6, atol=1e-7)
+
+
+def test_environment_variable_turns_the_pass_off(monkeypatch):
+    monkeypatch.setenv('TORCHK_ADAM_FUSION', '0')
+    f, _, _, _ = _adam()
+    assert not adam_fusion.enabled() and not _fused(f)
