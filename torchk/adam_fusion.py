@@ -13,8 +13,8 @@ finds these chains among the nodes that run without autograd and replaces each g
 them sharing `lr_t`, `beta_1`, `beta_2` and `epsilon` with one call of `apply`, which
 writes the three new values into the variables with `torch._fused_adam_` (one pass; the
 bias correction Keras folds into `lr_t` is turned off by a step count of infinity) or,
-where that kernel does not apply, with in-place torch ops. Same formula, so values agree
-with the unfused program to float32 rounding (one rounding fewer per fused operation).
+where that kernel does not apply, with in-place torch ops. Same formula: values agree with
+the unfused program to float32 rounding, not bit for bit.
 
 A chain is replaced only when nothing else reads its intermediate values, its new values
 are read by nothing but their updates, and the three variables are updated by nothing else
@@ -90,13 +90,14 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
         if chain is None:
             continue
         (g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t = chain
-        if claimed & {id(p), id(m), id(v)} or len({id(p), id(m), id(v)}) < 3:
+        written = {id(p), id(m), id(v)}
+        if claimed & written or len(written) < 3 or id(g) in written:
             continue
         if not _private(nodes, (m_t, v_t, p_t), readers, recorded):
             continue
         if not _fusable_layout(p, g, m, v, lr_t, beta_1, beta_2):
             continue
-        claimed.update((id(p), id(m), id(v)))
+        claimed.update(written)
         key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon)
         if key not in groups:
             groups[key] = ((lr_t, beta_1, beta_2, epsilon), [])
@@ -114,7 +115,7 @@ def _key(value):
 
 
 def _node(symbol, fn):
-    """The node computing `symbol` with `fn` and two arguments, as its only result, or None."""
+    """The node computing `symbol` with `fn` (without keywords), as its only result, or None."""
     node = getattr(symbol, 'node', None) if isinstance(symbol, graph.KerasTensor) else None
     if node is None or symbol.path != () or node.fn is not fn or node.kwargs:
         return None
