@@ -14,7 +14,7 @@ Nodes that feed a gradient run with autograd recording; everything else runs und
 import torch
 
 from . import graph
-from .passes import fusion
+from .passes import adam_fusion, fusion
 
 GRADIENTS = 'gradients'
 
@@ -339,7 +339,11 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
             emitter.call(node, indent,
                          'create_graph=True' if second_order else '')
     first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
-    fused = (fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+    adam = (adam_fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+            if fuse else adam_fusion.Plan())
+    first_nodes = [n for n in first_nodes if id(n) not in adam.skipped]
+    fused = (fusion.plan(first_nodes, recorded, metric_nodes, first_outputs + adam.reads,
+                         [(v, value) for v, value in updates if id(v) not in adam.written])
              if fuse else fusion.Plan())
     updated = {id(variable) for variable, _ in updates}
     snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
@@ -353,12 +357,23 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                 for target in first_outputs:
                     snapshots.take(target)
             emitter.call(node, '', into=fused.into.get(id(node)))
+    if adam.groups:
+        # Outputs and update values computed so far keep their pre-update values.
+        for target in first_outputs + [value for v, value in updates if id(v) not in
+                                       adam.written and id(v) not in fused.written]:
+            snapshots.take(target)
+        for hyper, weights in adam.groups:
+            emitter.lines.append('%s(%s)' % (emitter.constant(adam_fusion.apply), ', '.join(
+                ['[%s]' % ', '.join(emitter.destination(w[k]) if k != 1 else
+                                    emitter.expression(w[k]) for w in weights)
+                 for k in range(4)] + [emitter.expression(h) for h in hyper])))
 
-    written_values = {id(value) for v, value in updates if id(v) in fused.written}
+    written = fused.written | adam.written
+    written_values = {id(value) for v, value in updates if id(v) in written}
     for target in first_targets:
         if id(target) not in written_values:
             snapshots.take(target)
-    pending = [(v, value) for v, value in updates if id(v) not in fused.written]
+    pending = [(v, value) for v, value in updates if id(v) not in written]
     for i, (variable, value) in enumerate(pending):
         emitter.lines.append('u%d = %s' % (i, snapshots.values[id(value)]))
     for i, (variable, value) in enumerate(pending):
