@@ -3,17 +3,20 @@
     python -m torchk configure [--device cpu|cuda|cuda:1] [--image-data-format FORMAT]
     python -m torchk info
     python -m torchk export MODEL.h5 OUT.pt2|OUT.onnx [--opset N] [--static-batch N]
+    python -m torchk run SCRIPT [ARGS...]
 
 `configure` writes `"backend": "torchk.core"` into keras.json (in `$KERAS_HOME`, else
 `~/.keras`), creating it with Keras' defaults if needed and keeping every other key.
 `info` prints the versions, the device, floatx and data format, and trains a small model for
 one step on synthetic data, as a self-check. `export` loads a Keras model saved with
 `model.save` and writes its inference graph as a `torch.export` program or an ONNX model
-(`torchk.export.export`).
+(`torchk.export.export`). `run` runs a tf.keras 2 script as `python SCRIPT ARGS...` would,
+with `tensorflow`, `tensorflow.keras` and `tf_keras` served by torchk (`torchk.tf.hook`).
 """
 import argparse
 import json
 import os
+import runpy
 import subprocess
 import sys
 import time
@@ -122,8 +125,54 @@ def export(model_path, output_path, opset=None, static_batch=None):
     return exporting.input_names(model), exporting.output_names(model)
 
 
+def run(script, args=()):
+    """Runs `script` as `python SCRIPT ARGS...` does, with the import hook installed.
+
+    `sys.argv` is `[script, *args]`, `sys.path[0]` the script's folder and `__name__`
+    `'__main__'`. `SystemExit` passes through; another exception prints its traceback from
+    the script's frames on (through `sys.excepthook`) and gives exit code 1.
+
+    # Returns
+        0 when the script ends normally, 1 when it raised.
+
+    # Raises
+        ValueError: if `script` is not a file.
+    """
+    if not os.path.isfile(script):
+        raise ValueError("can't open file %r: no such file" % script)
+    from .tf import hook
+    hook.install_import_hook()
+    sys.argv = [script] + list(args)
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    try:
+        runpy.run_path(script, run_name='__main__')
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as error:  # noqa: B902  (reported as Python reports it, then exit 1)
+        error = error.with_traceback(_script_traceback(error.__traceback__, script))
+        sys.excepthook(type(error), error, error.__traceback__)
+        return 1
+    return 0
+
+
+def _script_traceback(traceback, script):
+    """`traceback` from the first frame of `script` on (the launcher's frames dropped)."""
+    path = os.path.abspath(script)
+    entry = traceback
+    while entry is not None and os.path.abspath(entry.tb_frame.f_code.co_filename) != path:
+        entry = entry.tb_next
+    return entry if entry is not None else traceback
+
+
 def main(argv=None):
     """Entry point of `python -m torchk`."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ['run'] and len(argv) > 1 and argv[1] not in ('-h', '--help'):
+        try:
+            return run(argv[1], argv[2:])
+        except ValueError as e:
+            print('python -m torchk run: error: %s' % e, file=sys.stderr)
+            return 2
     parser = argparse.ArgumentParser(prog='python -m torchk', description=__doc__.split('\n')[0])
     commands = parser.add_subparsers(dest='command', required=True)
     configure_parser = commands.add_parser(
@@ -139,6 +188,10 @@ def main(argv=None):
     export_parser.add_argument('--opset', type=int, help='ONNX opset version')
     export_parser.add_argument('--static-batch', type=int, metavar='N',
                                help='fix the batch size to N (dynamic by default)')
+    run_parser = commands.add_parser(
+        'run', help='run a tf.keras 2 script with tensorflow served by torchk')
+    run_parser.add_argument('script', help='the Python script')
+    run_parser.add_argument('args', nargs=argparse.REMAINDER, help="the script's arguments")
     args = parser.parse_args(argv)
     if args.command == 'export':
         try:

@@ -1,0 +1,65 @@
+"""torchk.tf: the part of TensorFlow's `tf` namespace that tf.keras 2 scripts use, on torch.
+
+`import torchk.tf as tf` (or `import tensorflow as tf` under `python -m torchk run`, which
+installs `install_import_hook`) gives eager ops on torch tensors, on torchk's device: the
+ops of `op_table` (the one table of TF ops, also read by `torchk.layers.TFOpLambda`),
+tensors and variables, `GradientTape` over torch autograd, `function`, `data.Dataset`,
+dtypes, devices and `tf.keras` (the `torchk.keras` facade, imported when first used).
+Results are plain `torch.Tensor`s; importing this package makes `Tensor.numpy()` work for
+tensors that require gradients or live on a GPU (`tensors.install_numpy`).
+
+Every other `tf.X` raises an AttributeError naming it; docs/TF_SUBSET.md lists what is
+provided.
+"""
+import importlib
+import os
+
+import torch
+
+from . import data, image, linalg, math, nn, random
+from .creation import constant, eye, fill, linspace, ones, range, zeros
+from .data import TensorSpec
+from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
+                     float16, float32, float64, half, int8, int16, int32, int64, uint8)
+from .hook import install_import_hook
+from .namespaces import Namespace, module_getattr, ops_under
+from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
+                      is_tensor, test, tf_print as print)
+from .structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
+from .tape import GradientTape, UnconnectedGradients
+from .tensors import convert_to_tensor, install_numpy
+from .tracing import function
+from .variable import Variable
+
+__version__ = '2.15.0+torchk'
+
+os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
+install_numpy()
+
+_TOP_LEVEL_OPS = ops_under('')
+globals().update(_TOP_LEVEL_OPS)
+
+newaxis = None
+Tensor = torch.Tensor
+nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structure,
+                             'pack_sequence_as': _pack})
+version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
+
+__all__ = sorted(set(_TOP_LEVEL_OPS) | {
+    'data', 'image', 'linalg', 'math', 'nn', 'random', 'constant', 'eye', 'fill', 'linspace',
+    'ones', 'range', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
+    'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
+    'int16', 'int32', 'int64', 'uint8', 'install_import_hook', 'TensorShape', 'config',
+    'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test', 'print',
+    'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function', 'Variable',
+    'newaxis', 'Tensor', 'nest', 'version'})
+
+_missing = module_getattr('tf')
+
+
+def __getattr__(name):
+    if name == 'keras':
+        keras = importlib.import_module('torchk.keras')
+        globals()['keras'] = keras
+        return keras
+    return _missing(name)

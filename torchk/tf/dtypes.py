@@ -1,0 +1,138 @@
+"""TF's dtypes (`tf.float32`, `tf.DType`, `tf.as_dtype`) as names torchk's ops read.
+
+A `DType` is a `str` subclass (`tf.float32 == 'float32'`), so every torchk and Keras function
+that takes a dtype name takes it as it is; it also compares equal to the matching numpy and
+torch dtypes (`tf.float32 == torch.float32`), and carries TF's attributes (`name`,
+`as_numpy_dtype`, `is_floating`, `min`, `max`, ...).
+"""
+import numpy as np
+import torch
+
+from .. import dtypes as torchk_dtypes
+
+_NAMES = ('float16', 'bfloat16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64',
+          'uint8', 'bool', 'complex64', 'complex128')
+
+
+class DType(str):
+    """A TF dtype: its name as a string, with TF's `tf.DType` attributes."""
+
+    @property
+    def name(self):
+        return str(self)
+
+    @property
+    def as_numpy_dtype(self):
+        return np.dtype(str(self)).type if self != 'bfloat16' else np.float32
+
+    @property
+    def torch_dtype(self):
+        """The matching `torch.dtype`."""
+        return torchk_dtypes.to_torch(str(self))
+
+    @property
+    def is_floating(self):
+        return self.torch_dtype.is_floating_point
+
+    @property
+    def is_complex(self):
+        return self.torch_dtype.is_complex
+
+    @property
+    def is_integer(self):
+        return self not in ('bool',) and not (self.is_floating or self.is_complex)
+
+    @property
+    def is_bool(self):
+        return self == 'bool'
+
+    @property
+    def is_unsigned(self):
+        return self in ('uint8', 'bool')
+
+    @property
+    def size(self):
+        return self.torch_dtype.itemsize
+
+    @property
+    def min(self):
+        if self.is_bool:
+            return False
+        info = torch.finfo if self.is_floating else torch.iinfo
+        return info(self.torch_dtype).min
+
+    @property
+    def max(self):
+        if self.is_bool:
+            return True
+        info = torch.finfo if self.is_floating else torch.iinfo
+        return info(self.torch_dtype).max
+
+    @property
+    def base_dtype(self):
+        return self
+
+    @property
+    def real_dtype(self):
+        return {'complex64': float32, 'complex128': float64}.get(str(self), self)
+
+    def is_compatible_with(self, other):
+        return self == as_dtype(other)
+
+    def __eq__(self, other):
+        try:
+            return str(self) == str(as_dtype(other))
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = str.__hash__
+
+    def __repr__(self):
+        return 'tf.%s' % str(self)
+
+    def __reduce__(self):
+        return (as_dtype, (str(self),))
+
+
+_DTYPES = {name: DType(name) for name in _NAMES}
+float16, bfloat16, float32, float64 = (_DTYPES[n] for n in ('float16', 'bfloat16', 'float32',
+                                                              'float64'))
+int8, int16, int32, int64, uint8 = (_DTYPES[n] for n in ('int8', 'int16', 'int32', 'int64',
+                                                          'uint8'))
+bool = _DTYPES['bool']  # noqa: A001  (TF's name)
+complex64, complex128 = _DTYPES['complex64'], _DTYPES['complex128']
+half, double = float16, float64
+
+
+def as_dtype(value):
+    """The `DType` for a dtype name, a numpy or torch dtype, a Python type or a `DType`.
+
+    # Raises
+        TypeError: for `tf.string` or anything else naming no dtype torchk supports (torch
+            tensors hold numbers and booleans only).
+    """
+    if isinstance(value, DType):
+        return value
+    if value in ('string', np.str_, np.bytes_, str, bytes, np.object_):
+        raise TypeError('dtype %r: torchk has no string tensors (torch tensors hold numbers '
+                        'and booleans); keep text in Python or numpy and convert it to numbers '
+                        'before making tensors.' % (value,))
+    if value is float:
+        return float32
+    if value is int:
+        return int32
+    try:
+        return _DTYPES[torchk_dtypes.name(value)]
+    except (TypeError, KeyError) as error:
+        raise TypeError('Cannot convert %r to a dtype; expected one of %s, a numpy or torch '
+                        'dtype.' % (value, ', '.join(_NAMES))) from error
+
+
+def torch_dtype(value):
+    """The `torch.dtype` for anything `as_dtype` accepts."""
+    if isinstance(value, torch.dtype):
+        return value
+    return as_dtype(value).torch_dtype

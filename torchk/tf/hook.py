@@ -1,0 +1,99 @@
+"""The import hook that serves TensorFlow's module names from torchk.
+
+Installed (`install_import_hook`), a `sys.meta_path` finder answers, before any other:
+- `tensorflow` and `tensorflow.X` with `torchk.tf` and `torchk.tf.X`;
+- `tensorflow.keras`, `tensorflow.keras.X`, `tf_keras` and `tf_keras.X` with `torchk.keras`
+  and `torchk.keras.X`, the tf.keras facade.
+The module object is torchk's own (`import tensorflow as tf; tf is torchk.tf`). A name torchk
+does not provide raises `ModuleNotFoundError` naming it and pointing at docs/TF_SUBSET.md.
+Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk.
+"""
+import importlib
+import importlib.abc
+import importlib.util
+import os
+import sys
+import types
+
+from .namespaces import DOCUMENT
+
+_PREFIXES = (('tensorflow.keras', 'torchk.keras'), ('tf_keras', 'torchk.keras'),
+             ('tensorflow', 'torchk.tf'))
+
+
+def target_name(fullname):
+    """The torchk module serving `fullname`, or None if the hook leaves it alone."""
+    for prefix, target in _PREFIXES:
+        if fullname == prefix or fullname.startswith(prefix + '.'):
+            return target + fullname[len(prefix):]
+    return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loads a name by importing the torchk module that serves it."""
+
+    def __init__(self, fullname, target):
+        self.fullname = fullname
+        self.target = target
+
+    def create_module(self, spec):
+        try:
+            return importlib.import_module(self.target)
+        except ModuleNotFoundError as error:
+            if error.name != self.target:
+                raise
+            parent, _, attribute = self.target.rpartition('.')
+            namespace = getattr(sys.modules.get(parent), attribute, None)
+            if isinstance(namespace, types.ModuleType):
+                return namespace
+            raise ModuleNotFoundError(
+                'No module named %r: torchk serves it with %r, which does not exist. '
+                'torchk.tf provides the part of TensorFlow that tf.keras 2 scripts use; %s '
+                'lists it.' % (self.fullname, self.target, DOCUMENT),
+                name=self.fullname) from error
+
+    def exec_module(self, module):
+        """Nothing to run: the torchk module ran when imported."""
+
+
+class TorchkFinder(importlib.abc.MetaPathFinder):
+    """The `sys.meta_path` finder serving TensorFlow's names from torchk (see module doc)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        served = target_name(fullname)
+        if served is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(fullname, served))
+
+
+def install_import_hook():
+    """Serves `tensorflow`, `tensorflow.keras` and `tf_keras` from torchk in this process
+    (idempotent), and sets `KERAS_BACKEND=torchk.core`.
+
+    # Returns
+        The installed `TorchkFinder`.
+
+    # Raises
+        RuntimeError: if TensorFlow or Keras on another backend is already imported.
+    """
+    for name in ('tensorflow', 'tf_keras'):
+        module = sys.modules.get(name)
+        if module is not None and not module.__name__.startswith('torchk.'):
+            raise RuntimeError('Cannot serve %r from torchk: the real %s is already imported.'
+                               % (name, name))
+    backend = sys.modules.get('keras.backend')
+    if backend is not None and getattr(backend, 'backend', lambda: None)() != 'torchk.core':
+        raise RuntimeError('Cannot run tf.keras code on torchk: Keras is already imported '
+                           'with the %r backend.' % backend.backend())
+    os.environ['KERAS_BACKEND'] = 'torchk.core'
+    for finder in sys.meta_path:
+        if isinstance(finder, TorchkFinder):
+            return finder
+    finder = TorchkFinder()
+    sys.meta_path.insert(0, finder)
+    return finder
+
+
+def uninstall_import_hook():
+    """Removes the finder (modules already imported stay in `sys.modules`)."""
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, TorchkFinder)]

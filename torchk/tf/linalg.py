@@ -1,0 +1,7 @@
+"""`tf.linalg`: the op table's ops TF exports under `tf.linalg` (see `torchk.tf.op_table`)."""
+from .namespaces import module_getattr, ops_under
+
+_OPS = ops_under('linalg')
+globals().update(_OPS)
+__all__ = sorted(_OPS)
+__getattr__ = module_getattr('tf.linalg')

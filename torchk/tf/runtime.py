@@ -1,0 +1,283 @@
+"""TF's runtime surface on torch: devices (`tf.config`, `tf.device`), `tf.print`,
+`tf.TensorShape`, `tf.errors`, `tf.debugging` and `tf.test`'s GPU queries.
+
+Devices map onto torchk's one device (`torchk.config.device()`): `tf.config` lists torch's
+CPU and CUDA devices, `set_visible_devices([], 'GPU')` moves torchk to the CPU and a list of
+GPUs to the first of them; memory growth is what torch's caching allocator does anyway, so
+`set_memory_growth` does nothing. `tf.device(...)` is a context that changes nothing: every
+tensor lives on torchk's device.
+"""
+import contextlib
+import sys
+
+import numpy as np
+import torch
+
+from .. import config as torchk_config
+from .namespaces import Namespace
+
+
+class PhysicalDevice:
+    """A device as `tf.config.list_physical_devices` lists it.
+
+    # Attributes
+        name: TF's name, e.g. `'/physical_device:GPU:0'`.
+        device_type: `'CPU'` or `'GPU'`.
+        torch_device: the matching `torch.device`.
+    """
+
+    def __init__(self, device_type, index):
+        self.device_type = device_type
+        self.name = '/physical_device:%s:%d' % (device_type, index)
+        self.torch_device = torch.device('cpu' if device_type == 'CPU' else 'cuda:%d' % index)
+
+    def __eq__(self, other):
+        return isinstance(other, PhysicalDevice) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return 'PhysicalDevice(name=%r, device_type=%r)' % (self.name, self.device_type)
+
+
+def _check_device_type(device_type):
+    if device_type not in (None, 'CPU', 'GPU'):
+        raise ValueError('device_type must be None, "CPU" or "GPU"; got %r.' % (device_type,))
+
+
+def list_physical_devices(device_type=None):
+    """The CPU and torch's CUDA devices (`device_type` `'CPU'`, `'GPU'` or None for both)."""
+    _check_device_type(device_type)
+    devices = [PhysicalDevice('CPU', 0)]
+    devices += [PhysicalDevice('GPU', i) for i in range(torch.cuda.device_count())]
+    return [d for d in devices if device_type in (None, d.device_type)]
+
+
+def get_visible_devices(device_type=None):
+    """The devices torchk computes on: the CPU, and torchk's GPU if it uses one."""
+    _check_device_type(device_type)
+    current = torchk_config.device()
+    devices = [PhysicalDevice('CPU', 0)]
+    if current.type == 'cuda':
+        devices.append(PhysicalDevice('GPU', current.index or 0))
+    return [d for d in devices if device_type in (None, d.device_type)]
+
+
+def set_visible_devices(devices, device_type=None):
+    """Chooses torchk's device: no GPU among `devices` (for `device_type` `'GPU'` or None)
+    selects the CPU, else the first GPU listed."""
+    _check_device_type(device_type)
+    if isinstance(devices, PhysicalDevice):
+        devices = [devices]
+    if device_type == 'CPU':
+        return
+    gpus = [d for d in devices if d.device_type == 'GPU']
+    torchk_config.set_device(gpus[0].torch_device if gpus else 'cpu')
+
+
+def set_memory_growth(device, enable):
+    """Does nothing: torch's caching allocator grows GPU memory as it is needed."""
+
+
+def get_memory_growth(device):
+    """True: torch allocates GPU memory as it is needed."""
+    return True
+
+
+def set_virtual_device_configuration(device, logical_devices):
+    """Does nothing: torch has no virtual devices; torchk uses the whole device."""
+
+
+def nothing(*args, **kwargs):
+    """Does nothing (a TF setting with no torch counterpart)."""
+
+
+def _set_intra_op_threads(num_threads):
+    if num_threads:
+        torch.set_num_threads(int(num_threads))
+
+
+def _set_inter_op_threads(num_threads):
+    if num_threads:
+        torch.set_num_interop_threads(int(num_threads))
+
+
+_EXPERIMENTAL = {
+    'list_physical_devices': list_physical_devices,
+    'list_logical_devices': list_physical_devices,
+    'get_visible_devices': get_visible_devices,
+    'set_visible_devices': set_visible_devices,
+    'set_memory_growth': set_memory_growth,
+    'get_memory_growth': get_memory_growth,
+    'set_virtual_device_configuration': set_virtual_device_configuration,
+    'enable_op_determinism': nothing,
+}
+
+config = Namespace('tf.config', dict(
+    _EXPERIMENTAL,
+    experimental=Namespace('tf.config.experimental', dict(_EXPERIMENTAL)),
+    threading=Namespace('tf.config.threading', {
+        'set_intra_op_parallelism_threads': _set_intra_op_threads,
+        'set_inter_op_parallelism_threads': _set_inter_op_threads,
+        'get_intra_op_parallelism_threads': torch.get_num_threads,
+        'get_inter_op_parallelism_threads': torch.get_num_interop_threads}),
+    optimizer=Namespace('tf.config.optimizer', {'set_jit': nothing,
+                                                'set_experimental_options': nothing}),
+    run_functions_eagerly=nothing,
+    functions_run_eagerly=lambda: True,
+    set_soft_device_placement=nothing,
+))
+
+
+@contextlib.contextmanager
+def device(device_name):
+    """A context that changes nothing: torchk computes on its one device (`torchk.config`)."""
+    yield
+
+
+def executing_eagerly():
+    """True: torchk.tf computes eagerly."""
+    return True
+
+
+def is_tensor(x):
+    """True for torch tensors (variables included)."""
+    return isinstance(x, torch.Tensor)
+
+
+def _numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value
+
+
+def tf_print(*inputs, output_stream=sys.stderr, summarize=3, sep=' ', end='\n', name=None):
+    """Prints tensors as numpy arrays (and other values as `print` does), to stderr by
+    default, as `tf.print`; `summarize` elements are shown at each end of long axes."""
+    stream = sys.stdout if output_stream in (sys.stdout, 'sys.stdout') else (
+        sys.stderr if output_stream in (sys.stderr, 'sys.stderr') else output_stream)
+    texts = []
+    for value in inputs:
+        value = _numpy(value)
+        if isinstance(value, np.ndarray):
+            texts.append(np.array2string(value, edgeitems=summarize, threshold=2 * summarize))
+        else:
+            texts.append(str(value))
+    print(*texts, sep=sep, end=end, file=stream)
+
+
+class TensorShape:
+    """A shape (`tf.TensorShape`): dimensions as ints or None.
+
+    # Arguments
+        dims: an iterable of ints and None, or None (unknown rank).
+    """
+
+    def __init__(self, dims):
+        if isinstance(dims, TensorShape):
+            dims = dims.dims
+        self.dims = None if dims is None else [None if d is None else int(d) for d in dims]
+
+    @property
+    def rank(self):
+        return None if self.dims is None else len(self.dims)
+
+    ndims = rank
+
+    def as_list(self):
+        if self.dims is None:
+            raise ValueError('as_list() is not defined on an unknown TensorShape.')
+        return list(self.dims)
+
+    def num_elements(self):
+        if not self.is_fully_defined():
+            return None
+        return int(np.prod(self.dims, dtype=np.int64))
+
+    def is_fully_defined(self):
+        return self.dims is not None and None not in self.dims
+
+    def concatenate(self, other):
+        other = TensorShape(other)
+        if self.dims is None or other.dims is None:
+            return TensorShape(None)
+        return TensorShape(self.dims + other.dims)
+
+    def __len__(self):
+        return self.rank
+
+    def __iter__(self):
+        return iter(self.dims)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return TensorShape(self.dims[key])
+        return self.dims[key]
+
+    def __eq__(self, other):
+        try:
+            other = TensorShape(other)
+        except TypeError:
+            return NotImplemented
+        return self.dims == other.dims
+
+    def __hash__(self):
+        return hash(None if self.dims is None else tuple(self.dims))
+
+    def __repr__(self):
+        return 'TensorShape(%s)' % self.dims
+
+
+class OpError(Exception):
+    """TF's base error type (`tf.errors.OpError`)."""
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """`tf.errors.InvalidArgumentError`; torchk's ops raise ValueError and TypeError."""
+
+
+class ResourceExhaustedError(OpError, RuntimeError):
+    """`tf.errors.ResourceExhaustedError`."""
+
+
+class NotFoundError(OpError, OSError):
+    """`tf.errors.NotFoundError`."""
+
+
+class OutOfRangeError(OpError, IndexError):
+    """`tf.errors.OutOfRangeError`."""
+
+
+class UnimplementedError(OpError, NotImplementedError):
+    """`tf.errors.UnimplementedError`."""
+
+
+errors = Namespace('tf.errors', {
+    'OpError': OpError, 'InvalidArgumentError': InvalidArgumentError,
+    'ResourceExhaustedError': ResourceExhaustedError, 'NotFoundError': NotFoundError,
+    'OutOfRangeError': OutOfRangeError, 'UnimplementedError': UnimplementedError})
+
+debugging = Namespace('tf.debugging', {
+    'set_log_device_placement': nothing,
+    'enable_check_numerics': nothing,
+    'disable_check_numerics': nothing,
+})
+
+
+def is_gpu_available(cuda_only=False, min_cuda_compute_capability=None):
+    """True if torch sees a CUDA device."""
+    return torch.cuda.is_available()
+
+
+def gpu_device_name():
+    """`'/device:GPU:0'` if torch sees a CUDA device, else `''`."""
+    return '/device:GPU:0' if torch.cuda.is_available() else ''
+
+
+test = Namespace('tf.test', {
+    'is_gpu_available': is_gpu_available,
+    'gpu_device_name': gpu_device_name,
+    'is_built_with_cuda': lambda: torch.version.cuda is not None,
+    'is_built_with_gpu_support': lambda: torch.version.cuda is not None,
+})

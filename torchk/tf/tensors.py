@@ -1,0 +1,121 @@
+"""Values to torch tensors with TF's dtype rules, and torchk variables as eager tensors.
+
+TF's rules: Python floats become float32 and Python ints int32; numpy arrays keep their dtype
+(a float64 array stays float64). Tensors are made on torchk's device (`torchk.config`).
+
+A torchk `Variable` is a Keras symbol: Keras ops on it record a graph. TF code computes with
+variables eagerly, so `eager` replaces each variable by `variable.as_subclass(torch.Tensor)`,
+an alias through which gradients reach the variable.
+"""
+import numpy as np
+import torch
+
+from .. import config
+from .. import dtypes as torchk_dtypes
+from .. import graph
+from .. import variables
+from . import dtypes
+
+
+def _python_dtype(array):
+    """TF's dtype for an array made from Python numbers: float32, int32, bool."""
+    if array.dtype.kind == 'f':
+        return dtypes.float32
+    if array.dtype.kind in 'iu':
+        return dtypes.int32
+    if array.dtype.kind == 'c':
+        return dtypes.complex64
+    return dtypes.as_dtype(array.dtype)
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """Converts a tensor, variable, numpy array, Python number or nested list to a tensor.
+
+    # Arguments
+        value: the value.
+        dtype: optional dtype of the result (a value of another dtype is cast).
+        dtype_hint: dtype used when `value` does not fix one (Python numbers and lists).
+        name: ignored (TF's op name).
+
+    # Returns
+        A `torch.Tensor` (a variable gives its eager alias).
+
+    # Raises
+        TypeError: for strings and other values that are not numbers.
+    """
+    if isinstance(value, torch.Tensor):
+        tensor = eager(value)
+    else:
+        if isinstance(value, (np.ndarray, np.generic)):
+            array = value
+            default = dtypes.as_dtype(array.dtype)
+        else:
+            array = np.asarray(value)
+            if array.dtype.kind in 'USO':
+                raise TypeError('Cannot convert %r to a tensor: torchk has no string or object '
+                                'tensors (torch tensors hold numbers and booleans).' % (value,))
+            default = (dtypes.as_dtype(dtype_hint) if dtype_hint is not None
+                       else _python_dtype(array))
+        target = dtypes.as_dtype(dtype) if dtype is not None else default
+        return torchk_dtypes.as_tensor(np.asarray(array), dtype=target.torch_dtype,
+                                       device=config.device())
+    if dtype is not None and tensor.dtype != dtypes.torch_dtype(dtype):
+        tensor = tensor.to(dtypes.torch_dtype(dtype))
+    return tensor
+
+
+def eager(value):
+    """`value` with every torchk variable in it (nested lists, tuples, dicts) replaced by its
+    eager alias, unless `value` also holds Keras symbols that are not variables (then ops on
+    it must record a graph, variables included)."""
+    if not _holds(value, variables.Variable):
+        return value
+    if _holds(value, graph.KerasTensor):
+        return value
+    return _replace_variables(value)
+
+
+def _holds(value, kind):
+    if isinstance(value, kind):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds(item, kind) for item in value)
+    if isinstance(value, dict):
+        return any(_holds(item, kind) for item in value.values())
+    return False
+
+
+def _replace_variables(value):
+    if isinstance(value, variables.Variable):
+        return value.as_subclass(torch.Tensor)
+    if isinstance(value, list):
+        return [_replace_variables(item) for item in value]
+    if isinstance(value, tuple):
+        return type(value)(*map(_replace_variables, value)) if hasattr(value, '_fields') \
+            else tuple(_replace_variables(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _replace_variables(item) for key, item in value.items()}
+    return value
+
+
+
+_TORCH_NUMPY = torch.Tensor.numpy
+
+
+def _numpy(self, *, force=False):
+    """`Tensor.numpy()` that also works, as TF's does, for tensors that require gradients,
+    live on a GPU, or hold bfloat16 (returned as float32)."""
+    if self.dtype == torch.bfloat16:
+        return _TORCH_NUMPY(self.detach().float(), force=True)
+    if force or self.requires_grad or self.device.type != 'cpu':
+        return _TORCH_NUMPY(self, force=True)
+    return _TORCH_NUMPY(self)
+
+
+def install_numpy():
+    """Makes `torch.Tensor.numpy` TF's (`_numpy`): `.numpy()` of any tensor gives its value.
+
+    Process-wide, since torchk.tf's results are plain torch tensors; it changes only the
+    calls torch would refuse (a CPU tensor without gradients still shares its memory).
+    """
+    torch.Tensor.numpy = _numpy
