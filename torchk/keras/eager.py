@@ -14,8 +14,11 @@ Metrics called on tensors (`update_state`, `__call__`) update their variables at
 `result()` after an eager update returns a tensor.
 
 `install()` (called when `torchk.keras` is imported) puts these paths on Keras' `Layer` and
-`Metric`; calls on Keras tensors are unchanged.
+`Metric`, with tf.keras 2's names for weights (`trainable_variables`,
+`non_trainable_variables`, `variables`); calls on Keras tensors are unchanged.
 """
+import threading
+
 import numpy as np
 import torch
 
@@ -32,6 +35,7 @@ from .. import program
 from ..variables import Variable
 
 _installed = False
+_tracing = threading.local()
 
 
 def is_eager(value):
@@ -246,9 +250,19 @@ def install():
     def __call__(self, inputs, **kwargs):
         if is_eager(inputs):
             return call_layer(self, inputs, **kwargs)
-        return keras_call(self, inputs, **kwargs)
+        _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+        try:
+            return keras_call(self, inputs, **kwargs)
+        finally:
+            _tracing.depth -= 1
     __call__.__doc__ = keras_call.__doc__
     base_layer.Layer.__call__ = __call__
+    base_layer.Layer.trainable_variables = property(lambda self: self.trainable_weights)
+    base_layer.Layer.non_trainable_variables = property(
+        lambda self: self.non_trainable_weights)
+    base_layer.Layer.variables = property(lambda self: self.weights)
+
+    _keep_variables_symbolic_in_tf_ops()
 
     keras_update_wrapper = metrics_utils.update_state_wrapper
     keras_result_wrapper = metrics_utils.result_wrapper
@@ -284,3 +298,21 @@ def install():
         return keras_metric_call(self, *args, **kwargs)
     keras.metrics.Metric.__call__ = metric_call
     keras.metrics.Metric.reset_state = lambda self: self.reset_states()
+
+
+def _keep_variables_symbolic_in_tf_ops():
+    """Makes `tf.*` ops record on a layer's variables while Keras traces the layer's `call`.
+
+    torchk.tf computes ops whose only Keras operands are variables eagerly (TF's eager
+    mode). Inside a traced `call` (`self.add_loss(tf.reduce_sum(tf.square(self.w)))`) that
+    would make a constant of the variables' values at tracing time, so there torchk.tf's
+    variable-to-tensor step is skipped while a symbolic `Layer.__call__` runs.
+    """
+    from ..tf import namespaces as tf_namespaces
+    tf_eager = tf_namespaces.eager
+
+    def eager_unless_tracing(value):
+        if getattr(_tracing, 'depth', 0):
+            return value
+        return tf_eager(value)
+    tf_namespaces.eager = eager_unless_tracing

@@ -10,6 +10,7 @@ import warnings
 
 from keras import models as _keras_models
 
+from . import optimizers
 from ._facade import reexport
 from .engine import Model, Sequential
 
@@ -47,9 +48,11 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True, **kwargs):
     """Loads a model saved by `save_model` (or by tf.keras 2 as HDF5).
 
-    Models come back as this package's `Model`/`Sequential`.
+    Models come back as this package's `Model`/`Sequential`, their optimizers as this
+    package's (a learning-rate schedule included).
     """
     objects = {'Model': Model, 'Sequential': Sequential}
+    objects.update(optimizers._CLASSES)
     objects.update(custom_objects or {})
     return _keras_models.load_model(os.fspath(filepath), custom_objects=objects,
                                     compile=compile)

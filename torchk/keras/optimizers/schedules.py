@@ -4,6 +4,8 @@ A schedule is called with the optimizer's step count (a tensor, eager or symboli
 returns the learning rate, with backend ops, so Keras' optimizers compute it inside their
 update graph. The formulas are tf.keras 2's.
 """
+import math
+
 from keras import backend as K
 
 __all__ = ['LearningRateSchedule', 'ExponentialDecay', 'PiecewiseConstantDecay',
@@ -45,7 +47,7 @@ class ExponentialDecay(LearningRateSchedule):
         exponent = _float(step) / float(self.decay_steps)
         if self.staircase:
             exponent = K.cast(K.cast(exponent, 'int64'), K.floatx())
-        return self.initial_learning_rate * K.pow(K.cast_to_floatx(self.decay_rate), exponent)
+        return self.initial_learning_rate * _power(self.decay_rate, exponent)
 
     def get_config(self):
         return dict(initial_learning_rate=self.initial_learning_rate,
@@ -70,7 +72,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 
     def __call__(self, step):
         step = _float(step)
-        rate = K.cast_to_floatx(self.values[0]) + 0. * step
+        rate = 0. * step + self.values[0]
         for boundary, low, high in zip(self.boundaries, self.values, self.values[1:]):
             above = K.cast(K.greater(step, float(boundary)), K.floatx())
             rate = rate + above * (high - low)
@@ -97,7 +99,7 @@ class PolynomialDecay(LearningRateSchedule):
         step = _float(step)
         decay_steps = float(self.decay_steps)
         if self.cycle:
-            cycles = K.maximum(K.cast_to_floatx(1.), _ceil(step / decay_steps))
+            cycles = K.maximum(_ceil(step / decay_steps), 1.)
             decay_steps = decay_steps * cycles
         else:
             step = K.minimum(step, decay_steps)
@@ -109,6 +111,11 @@ class PolynomialDecay(LearningRateSchedule):
         return dict(initial_learning_rate=self.initial_learning_rate,
                     decay_steps=self.decay_steps, end_learning_rate=self.end_learning_rate,
                     power=self.power, cycle=self.cycle, name=self.name)
+
+
+def _power(base, exponent):
+    """`base ** exponent` for a positive Python number `base` and a tensor `exponent`."""
+    return K.exp(exponent * math.log(base))
 
 
 def _ceil(x):
@@ -156,7 +163,7 @@ class CosineDecay(LearningRateSchedule):
 
     def __call__(self, step):
         progress = K.minimum(_float(step), float(self.decay_steps)) / float(self.decay_steps)
-        cosine = 0.5 * (1. + K.cos(K.cast_to_floatx(3.141592653589793) * progress))
+        cosine = 0.5 * (1. + K.cos(math.pi * progress))
         return self.initial_learning_rate * ((1. - self.alpha) * cosine + self.alpha)
 
     def get_config(self):
@@ -183,12 +190,11 @@ class CosineDecayRestarts(LearningRateSchedule):
             restarts = _floor(completed)
             completed = completed - restarts
         else:
-            restarts = _floor(K.log(1. - completed * (1. - self.t_mul)) / K.log(
-                K.cast_to_floatx(self.t_mul)))
-            total = (1. - K.pow(K.cast_to_floatx(self.t_mul), restarts)) / (1. - self.t_mul)
-            completed = (completed - total) / K.pow(K.cast_to_floatx(self.t_mul), restarts)
-        scale = K.pow(K.cast_to_floatx(self.m_mul), restarts)
-        cosine = 0.5 * scale * (1. + K.cos(K.cast_to_floatx(3.141592653589793) * completed))
+            restarts = _floor(K.log(1. - completed * (1. - self.t_mul)) / math.log(self.t_mul))
+            total = (1. - _power(self.t_mul, restarts)) / (1. - self.t_mul)
+            completed = (completed - total) / _power(self.t_mul, restarts)
+        scale = _power(self.m_mul, restarts) if self.m_mul > 0 else 0. * restarts
+        cosine = 0.5 * scale * (1. + K.cos(math.pi * completed))
         return self.initial_learning_rate * ((1. - self.alpha) * cosine + self.alpha)
 
     def get_config(self):
