@@ -178,11 +178,26 @@ def _build_layer_program(layer, inputs, training, kwargs):
     outputs = layer(symbols, **call_kwargs)
     flat_inputs = _leaves(symbols)
     flat_outputs = _leaves(outputs)
-    losses = layer.get_losses_for(flat_inputs) + layer.get_losses_for(None)
-    updates = (layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)
-               if training else [])
+    losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
+                         flat_inputs)
+    updates = (_computable(function.flatten_updates(
+        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), flat_inputs)
+        if training else [])
     run = Program(flat_inputs, flat_outputs, [K.sum(l) for l in losses], updates, training)
     return run, _map(lambda _: None, outputs)
+
+
+def _computable(items, inputs):
+    """The losses (or `(variable, value)` updates) among `items` that `inputs` determine:
+    a layer keeps those of all its calls (other placeholders, other eager calls)."""
+    fed = {id(x) for x in inputs}
+
+    def computable(item):
+        value = item[1] if isinstance(item, tuple) else item
+        _, leaves = program.ancestors([value], stop=fed)
+        return all(isinstance(leaf, Variable) or function.is_learning_phase(leaf)
+                   for leaf in leaves)
+    return [item for item in items if computable(item)]
 
 
 def _pack(structure, flat):

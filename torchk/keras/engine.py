@@ -185,23 +185,31 @@ class _Batches(object):
         return tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
 
 
+def _numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_numpy(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _numpy(v) for k, v in value.items()}
+    return value
+
+
 def _numpy_batches(batches):
     """An endless generator of a `_Batches`' batches as numpy, for Keras' `fit_generator`."""
-    def numpy(value):
-        if isinstance(value, torch.Tensor):
-            return value.detach().cpu().numpy()
-        if isinstance(value, (list, tuple)):
-            return type(value)(numpy(v) for v in value)
-        if isinstance(value, dict):
-            return {k: numpy(v) for k, v in value.items()}
-        return value
     while True:
         produced = False
         for batch in batches.epoch():
             produced = True
-            yield numpy(batch if len(batch) > 1 else batch[0])
+            yield _numpy(batch if len(batch) > 1 else batch[0])
         if not produced:
             return
+
+
+def _numpy_batches_once(batches):
+    """One epoch of a `_Batches`' batches as numpy."""
+    for batch in batches.epoch():
+        yield _numpy(batch)
 
 
 def _count_steps(batches):
@@ -591,14 +599,29 @@ class Model(keras.Model):
                     x, y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight,
                     steps=steps, callbacks=callbacks, **kwargs)
             else:
-                batches = _Batches(x, steps=steps)
-                result = self.evaluate_generator(
-                    _numpy_batches(batches), steps=_count_steps(batches),
-                    callbacks=callbacks, verbose=verbose)
+                result = self._evaluate_batches(_Batches(x, steps=steps))
         if return_dict:
             values = result if isinstance(result, list) else [result]
             return dict(zip(self.metrics_names, [float(v) for v in values]))
         return result
+
+    def _evaluate_batches(self, batches):
+        """Keras' `evaluate` over batches: the loss averaged over samples, the (stateful)
+        metrics as they stand after the last batch. (Keras 2.3.1's `evaluate_generator`
+        returns the last batch's loss.)"""
+        self.reset_metrics()
+        total, count, outputs = 0., 0, None
+        for batch in _numpy_batches_once(batches):
+            x, y, sample_weight = unpack_x_y_sample_weight(batch)
+            outputs = super(Model, self).test_on_batch(
+                x, y, sample_weight=sample_weight, reset_metrics=False)
+            outputs = outputs if isinstance(outputs, list) else [outputs]
+            size = len(_first_array(x))
+            total, count = total + float(outputs[0]) * size, count + size
+        if outputs is None:
+            raise ValueError('evaluate got no batch.')
+        result = [total / count] + [float(v) for v in outputs[1:]]
+        return result if len(result) > 1 else result[0]
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
