@@ -11,7 +11,6 @@ tensors that require gradients or live on a GPU (`tensors.install_numpy`).
 Every other `tf.X` raises an AttributeError naming it; docs/TF_SUBSET.md lists what is
 provided.
 """
-import importlib
 import os
 
 import torch
@@ -21,7 +20,7 @@ from .creation import constant, eye, fill, linspace, ones, range, zeros
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
                      float16, float32, float64, half, int8, int16, int32, int64, uint8)
-from .hook import install_import_hook
+from .hook import import_served, install_import_hook
 from .namespaces import Namespace, module_getattr, ops_under
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
                       is_tensor, test, tf_print as print)
@@ -59,7 +58,7 @@ _missing = module_getattr('tf')
 
 def __getattr__(name):
     if name == 'keras':
-        keras = importlib.import_module('torchk.keras')
+        keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
     return _missing(name)

@@ -408,10 +408,11 @@ class _Slices(Dataset):
                            count=len(self._order))
 
     def _gather(self, indices):
+        # index_select, not `leaf[index]`: torch's advanced indexing is ~1000x slower here.
         index = torch.as_tensor(indices)
         return structure.pack_as(self._element, [
-            leaf[indices] if isinstance(leaf, np.ndarray) else leaf[index.to(leaf.device)]
-            for leaf in self._leaves])
+            leaf[indices] if isinstance(leaf, np.ndarray)
+            else torch.index_select(leaf, 0, index.to(leaf.device)) for leaf in self._leaves])
 
     def _elements(self):
         for i in self._indices():

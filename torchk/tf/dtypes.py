@@ -3,7 +3,8 @@
 A `DType` is a `str` subclass (`tf.float32 == 'float32'`), so every torchk and Keras function
 that takes a dtype name takes it as it is; it also compares equal to the matching numpy and
 torch dtypes (`tf.float32 == torch.float32`), and carries TF's attributes (`name`,
-`as_numpy_dtype`, `is_floating`, `min`, `max`, ...).
+`as_numpy_dtype`, `is_floating`, `min`, `max`, ...). Its repr is the string's (`'float32'`):
+torchk's program generator writes op arguments by their repr.
 """
 import numpy as np
 import torch
@@ -89,9 +90,6 @@ class DType(str):
         return not self == other
 
     __hash__ = str.__hash__
-
-    def __repr__(self):
-        return 'tf.%s' % str(self)
 
     def __reduce__(self):
         return (as_dtype, (str(self),))

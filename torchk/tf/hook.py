@@ -6,7 +6,9 @@ Installed (`install_import_hook`), a `sys.meta_path` finder answers, before any 
   and `torchk.keras.X`, the tf.keras facade.
 The module object is torchk's own (`import tensorflow as tf; tf is torchk.tf`). A name torchk
 does not provide raises `ModuleNotFoundError` naming it and pointing at docs/TF_SUBSET.md.
-Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk.
+Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk, and
+tells TensorBoard that TF is absent. Other libraries that probe for TensorFlow by importing
+it get torchk.tf.
 """
 import importlib
 import importlib.abc
@@ -17,6 +19,7 @@ import types
 
 from .namespaces import DOCUMENT
 
+_TENSORBOARD_NO_TF = 'tensorboard.compat.notf'
 _PREFIXES = (('tensorflow.keras', 'torchk.keras'), ('tf_keras', 'torchk.keras'),
              ('tensorflow', 'torchk.tf'))
 
@@ -29,6 +32,27 @@ def target_name(fullname):
     return None
 
 
+def import_served(fullname, target):
+    """Imports `target`, the torchk module (or `torchk.tf` namespace) serving `fullname`.
+
+    # Raises
+        ModuleNotFoundError: naming `fullname` and `target`, if `target` does not exist.
+    """
+    try:
+        return importlib.import_module(target)
+    except ModuleNotFoundError as error:
+        if error.name != target:
+            raise
+        parent, _, attribute = target.rpartition('.')
+        namespace = getattr(sys.modules.get(parent), attribute, None)
+        if isinstance(namespace, types.ModuleType):
+            return namespace
+        raise ModuleNotFoundError(
+            'No module named %r: torchk serves it with %r, which does not exist. torchk.tf '
+            'provides the part of TensorFlow that tf.keras 2 scripts use; %s lists it.'
+            % (fullname, target, DOCUMENT), name=fullname) from error
+
+
 class _AliasLoader(importlib.abc.Loader):
     """Loads a name by importing the torchk module that serves it."""
 
@@ -37,20 +61,7 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        try:
-            return importlib.import_module(self.target)
-        except ModuleNotFoundError as error:
-            if error.name != self.target:
-                raise
-            parent, _, attribute = self.target.rpartition('.')
-            namespace = getattr(sys.modules.get(parent), attribute, None)
-            if isinstance(namespace, types.ModuleType):
-                return namespace
-            raise ModuleNotFoundError(
-                'No module named %r: torchk serves it with %r, which does not exist. '
-                'torchk.tf provides the part of TensorFlow that tf.keras 2 scripts use; %s '
-                'lists it.' % (self.fullname, self.target, DOCUMENT),
-                name=self.fullname) from error
+        return import_served(self.fullname, self.target)
 
     def exec_module(self, module):
         """Nothing to run: the torchk module ran when imported."""
@@ -86,6 +97,9 @@ def install_import_hook():
         raise RuntimeError('Cannot run tf.keras code on torchk: Keras is already imported '
                            'with the %r backend.' % backend.backend())
     os.environ['KERAS_BACKEND'] = 'torchk.core'
+    # TensorBoard (which torch's SummaryWriter uses) takes `import tensorflow` to mean the
+    # real TF unless `tensorboard.compat.notf` imports: that module makes it use its stub.
+    sys.modules.setdefault(_TENSORBOARD_NO_TF, types.ModuleType(_TENSORBOARD_NO_TF))
     for finder in sys.meta_path:
         if isinstance(finder, TorchkFinder):
             return finder

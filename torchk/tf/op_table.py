@@ -26,8 +26,14 @@ def _constant_like(value, reference):
     return value
 
 
+def _operand(value):
+    """`value` as a tensor if it is an array or a list; Python numbers stay numbers."""
+    return _tensor(value) if isinstance(value, (list, tuple, np.ndarray)) else value
+
+
 def _activations():
-    """torchk's Keras activations (imported when first used: they import Keras)."""
+    """torchk's Keras activations (imported when first used, after Keras, which they use)."""
+    import keras  # noqa: F401  (Keras first: importing it registers these activations)
     from .. import activations
     return activations
 
@@ -96,7 +102,7 @@ def _where(condition, x=None, y=None):
     if x is None or y is None:
         raise ValueError('tf.where(condition) without x and y (the indices form) is not '
                          'supported; pass x and y.')
-    return torch.where(K.cast(condition, 'bool'), x, y)
+    return torch.where(K.cast(_tensor(condition), 'bool'), _operand(x), _operand(y))
 
 
 def _gather(params, indices, validate_indices=None, axis=None, batch_dims=0):
@@ -142,6 +148,7 @@ def _unstack(value, num=None, axis=0):
 
 def _matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
             a_is_sparse=False, b_is_sparse=False, output_type=None):
+    a, b = _tensor(a), _tensor(b)
     if transpose_a or adjoint_a:
         a = torch.transpose(a, -1, -2)
     if transpose_b or adjoint_b:
@@ -331,8 +338,9 @@ OPS.update({
     'gather': _gather,
     'compat.v1.gather': _gather,
     'reverse': lambda tensor, axis: K.reverse(tensor, list(axis)),
-    'ones_like': lambda input, dtype=None: K.ones_like(input, dtype=dtype),
-    'zeros_like': lambda input, dtype=None: K.zeros_like(input, dtype=dtype),
+    'ones_like': lambda input, dtype=None: K.ones_like(input, dtype=dtype or K.dtype(input)),
+    'zeros_like': lambda input, dtype=None: K.zeros_like(input,
+                                                          dtype=dtype or K.dtype(input)),
     'one_hot': _one_hot,
     'clip_by_value': lambda t, clip_value_min, clip_value_max: K.clip(
         t, clip_value_min, clip_value_max),

@@ -103,20 +103,19 @@ def _set_inter_op_threads(num_threads):
         torch.set_num_interop_threads(int(num_threads))
 
 
-_EXPERIMENTAL = {
+_DEVICES = {
     'list_physical_devices': list_physical_devices,
     'list_logical_devices': list_physical_devices,
     'get_visible_devices': get_visible_devices,
     'set_visible_devices': set_visible_devices,
-    'set_memory_growth': set_memory_growth,
-    'get_memory_growth': get_memory_growth,
-    'set_virtual_device_configuration': set_virtual_device_configuration,
-    'enable_op_determinism': nothing,
 }
 
 config = Namespace('tf.config', dict(
-    _EXPERIMENTAL,
-    experimental=Namespace('tf.config.experimental', dict(_EXPERIMENTAL)),
+    _DEVICES,
+    experimental=Namespace('tf.config.experimental', dict(
+        _DEVICES, set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
+        set_virtual_device_configuration=set_virtual_device_configuration,
+        enable_op_determinism=nothing)),
     threading=Namespace('tf.config.threading', {
         'set_intra_op_parallelism_threads': _set_intra_op_threads,
         'set_inter_op_parallelism_threads': _set_inter_op_threads,
@@ -152,11 +151,15 @@ def _numpy(value):
     return value
 
 
-def tf_print(*inputs, output_stream=sys.stderr, summarize=3, sep=' ', end='\n', name=None):
+def tf_print(*inputs, output_stream=None, summarize=3, sep=' ', end='\n', name=None):
     """Prints tensors as numpy arrays (and other values as `print` does), to stderr by
     default, as `tf.print`; `summarize` elements are shown at each end of long axes."""
-    stream = sys.stdout if output_stream in (sys.stdout, 'sys.stdout') else (
-        sys.stderr if output_stream in (sys.stderr, 'sys.stderr') else output_stream)
+    if output_stream is None or output_stream == 'sys.stderr':
+        stream = sys.stderr
+    elif output_stream == 'sys.stdout':
+        stream = sys.stdout
+    else:
+        stream = output_stream
     texts = []
     for value in inputs:
         value = _numpy(value)

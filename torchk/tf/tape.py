@@ -153,6 +153,7 @@ class GradientTape:
 
 
 class UnconnectedGradients:
-    """The values of `GradientTape.gradient`'s `unconnected_gradients` (`tf.UnconnectedGradients`)."""
+    """`tf.UnconnectedGradients`: the values of `GradientTape.gradient`'s
+    `unconnected_gradients`."""
     NONE = 'none'
     ZERO = 'zero'

@@ -7,6 +7,8 @@ A torchk `Variable` is a Keras symbol: Keras ops on it record a graph. TF code c
 variables eagerly, so `eager` replaces each variable by `variable.as_subclass(torch.Tensor)`,
 an alias through which gradients reach the variable.
 """
+import warnings
+
 import numpy as np
 import torch
 
@@ -113,9 +115,12 @@ def _numpy(self, *, force=False):
 
 
 def install_numpy():
-    """Makes `torch.Tensor.numpy` TF's (`_numpy`): `.numpy()` of any tensor gives its value.
+    """Makes `torch.Tensor.numpy` TF's (`_numpy`): `.numpy()` of any tensor gives its value,
+    and `float(loss)` of a tensor that requires gradients gives it without torch's warning.
 
     Process-wide, since torchk.tf's results are plain torch tensors; it changes only the
     calls torch would refuse (a CPU tensor without gradients still shares its memory).
     """
     torch.Tensor.numpy = _numpy
+    warnings.filterwarnings('ignore', message='Converting a tensor with requires_grad=True '
+                            'to a scalar', category=UserWarning)

@@ -1,0 +1,160 @@
+"""torchk.tf, the `tf` subset tf.keras 2 scripts use, against TensorFlow itself.
+
+Each case calls the same `tf.*` path on `torchk.tf` and on `tensorflow` with the same numpy
+inputs; `oracle.compare` checks acceptance, shapes, dtypes and values, eagerly and, where a
+case says so, through `K.function` on placeholders (a tf op in a Keras 2.3.1 model or loss).
+"""
+import numpy as np
+import pytest
+
+pytest.importorskip('tf_keras', reason='the TF oracle needs tensorflow-cpu and tf_keras '
+                    "(pip install -e '.[oracle]')")
+
+import tensorflow  # noqa: E402
+
+import torchk.tf  # noqa: E402
+from oracle import compare  # noqa: E402
+
+RNG = np.random.RandomState(7)
+X = RNG.uniform(-3, 3, (4, 5)).astype('float32')
+Y = RNG.uniform(-3, 3, (4, 5)).astype('float32')
+P = RNG.uniform(0.1, 4, (4, 5)).astype('float32')
+W = RNG.uniform(-1, 1, (5, 3)).astype('float32')
+B3 = RNG.uniform(-1, 1, (2, 4, 5)).astype('float32')
+LABELS = np.array([2, 0, 1, 2])
+ONEHOT = np.eye(5, dtype='float32')[[1, 4, 0, 2]]
+BINARY = (Y > 0).astype('float32')
+INTS = RNG.randint(-5, 5, (4, 5)).astype('int32')
+MASK = X[:, 0] > 0
+
+# id: (function of the tf module returning the op to compare, inputs, also through K.function)
+CASES = {
+    'reduce_mean': (lambda tf: lambda x: tf.reduce_mean(x, axis=1), [X], True),
+    'reduce_mean_int': (lambda tf: lambda x: tf.reduce_mean(x, axis=0), [INTS], False),
+    'reduce_sum_keepdims': (lambda tf: lambda x: tf.reduce_sum(x, 0, keepdims=True), [X], True),
+    'reduce_max': (lambda tf: lambda x: tf.reduce_max(x, axis=[0, 1]), [X], True),
+    'reduce_min': (lambda tf: lambda x: tf.reduce_min(x, axis=-1), [INTS], True),
+    'reduce_prod': (lambda tf: lambda x: tf.reduce_prod(x, axis=1), [P], True),
+    'reduce_any': (lambda tf: lambda x: tf.reduce_any(x > 2, axis=1), [X], True),
+    'reduce_all': (lambda tf: lambda x: tf.reduce_all(x > -2.5), [X], True),
+    'reduce_logsumexp': (lambda tf: lambda x: tf.math.reduce_logsumexp(x, 1), [X], True),
+    'reduce_std': (lambda tf: lambda x: tf.math.reduce_std(x, 0), [X], True),
+    'reduce_variance': (lambda tf: lambda x: tf.math.reduce_variance(x), [X], True),
+    'exp': (lambda tf: tf.exp, [X], True),
+    'math_log': (lambda tf: tf.math.log, [P], True),
+    'log1p': (lambda tf: tf.math.log1p, [P], True),
+    'sqrt': (lambda tf: tf.sqrt, [P], True),
+    'square_int': (lambda tf: tf.square, [INTS], True),
+    'abs': (lambda tf: tf.abs, [INTS], True),
+    'pow': (lambda tf: lambda x: tf.pow(x, 1.5), [P], True),
+    'maximum': (lambda tf: tf.maximum, [X, Y], True),
+    'minimum_scalar': (lambda tf: lambda x: tf.minimum(x, 0.5), [X], True),
+    'equal': (lambda tf: tf.equal, [INTS, INTS.T.copy().reshape(4, 5)], True),
+    'not_equal': (lambda tf: lambda x: tf.not_equal(x, 0), [INTS], True),
+    'greater': (lambda tf: tf.greater, [X, Y], True),
+    'less': (lambda tf: tf.math.less, [X, Y], True),
+    'divide_no_nan': (lambda tf: tf.math.divide_no_nan, [X, np.where(Y > 0, Y, 0)], True),
+    'softplus': (lambda tf: tf.math.softplus, [X], True),
+    'is_nan': (lambda tf: tf.math.is_nan, [np.log(X)], False),
+    'is_finite': (lambda tf: tf.math.is_finite, [np.log(X)], False),
+    'sigmoid': (lambda tf: tf.sigmoid, [X], True),
+    'tanh': (lambda tf: tf.tanh, [X], True),
+    'cast': (lambda tf: lambda x: tf.cast(x, tf.int32), [X], True),
+    'cast_bool': (lambda tf: lambda x: tf.cast(x, tf.bool), [INTS], True),
+    'concat': (lambda tf: lambda x, y: tf.concat([x, y], axis=-1), [X, Y], True),
+    'stack': (lambda tf: lambda x, y: tf.stack([x, y], axis=1), [X, Y], True),
+    'reshape': (lambda tf: lambda x: tf.reshape(x, [-1, 2]), [X], False),
+    'expand_dims': (lambda tf: lambda x: tf.expand_dims(x, 1), [X], True),
+    'squeeze': (lambda tf: lambda x: tf.squeeze(x[:, :1]), [X], False),
+    'newaxis': (lambda tf: lambda x: x[:, tf.newaxis, 1:3], [X], True),
+    'shape': (lambda tf: tf.shape, [B3], False),
+    'size': (lambda tf: tf.size, [B3], False),
+    'rank': (lambda tf: tf.rank, [B3], False),
+    'where': (lambda tf: lambda x, y: tf.where(x > y, x, y), [X, Y], True),
+    'gather': (lambda tf: lambda x: tf.gather(x, [3, 0, 0]), [X], True),
+    'gather_axis': (lambda tf: lambda x: tf.gather(x, [4, 1], axis=1), [X], True),
+    'one_hot': (lambda tf: lambda i: tf.one_hot(i, 3), [LABELS], False),
+    'argmax': (lambda tf: lambda x: tf.argmax(x, axis=1), [X], True),
+    'argmin': (lambda tf: lambda x: tf.math.argmin(x, axis=0), [X], True),
+    'clip_by_value': (lambda tf: lambda x: tf.clip_by_value(x, -1., 2.), [X], True),
+    'tensordot': (lambda tf: lambda x, w: tf.tensordot(x, w, axes=1), [X, W], True),
+    'tensordot_pairs': (lambda tf: lambda x, y: tf.tensordot(x, y, axes=[[0], [0]]), [X, Y],
+                        False),
+    'matmul': (lambda tf: tf.matmul, [X, W], True),
+    'matmul_transpose_b': (lambda tf: lambda x, y: tf.matmul(x, y, transpose_b=True), [X, Y],
+                           True),
+    'transpose': (lambda tf: tf.transpose, [B3], True),
+    'transpose_perm': (lambda tf: lambda x: tf.transpose(x, perm=[1, 0, 2]), [B3], True),
+    'ones_like': (lambda tf: tf.ones_like, [INTS], True),
+    'zeros_like': (lambda tf: tf.zeros_like, [X], True),
+    'ones': (lambda tf: lambda: tf.ones((2, 3)), [], False),
+    'zeros_int': (lambda tf: lambda: tf.zeros([3], dtype=tf.int32), [], False),
+    'fill': (lambda tf: lambda: tf.fill([2, 3], 1.5), [], False),
+    'range': (lambda tf: lambda: tf.range(2, 11, 3), [], False),
+    'range_float': (lambda tf: lambda: tf.range(0., 1., 0.125), [], False),
+    'constant_list': (lambda tf: lambda: tf.constant([[1, 2], [3, 4]]), [], False),
+    'constant_shape': (lambda tf: lambda: tf.constant(2., shape=[2, 2]), [], False),
+    'tile': (lambda tf: lambda x: tf.tile(x, [2, 3]), [X], True),
+    'pad': (lambda tf: lambda x: tf.pad(x, [[1, 2], [0, 1]]), [X], True),
+    'split': (lambda tf: lambda x: tf.split(x, [2, 3], axis=1), [X], False),
+    'unstack': (lambda tf: lambda x: tf.unstack(x, axis=1), [X], False),
+    'boolean_mask': (lambda tf: tf.boolean_mask, [X, MASK], False),
+    'relu': (lambda tf: tf.nn.relu, [X], True),
+    'relu6': (lambda tf: lambda x: tf.nn.relu6(x * 3), [X], True),
+    'softmax': (lambda tf: tf.nn.softmax, [X], True),
+    'log_softmax': (lambda tf: lambda x: tf.nn.log_softmax(x, axis=0), [X], True),
+    'nn_sigmoid': (lambda tf: tf.nn.sigmoid, [X], True),
+    'nn_tanh': (lambda tf: tf.nn.tanh, [X], True),
+    'gelu': (lambda tf: tf.nn.gelu, [X], True),
+    'gelu_approximate': (lambda tf: lambda x: tf.nn.gelu(x, approximate=True), [X], True),
+    'swish': (lambda tf: tf.nn.swish, [X], True),
+    'silu': (lambda tf: tf.nn.silu, [X], True),
+    'elu': (lambda tf: tf.nn.elu, [X], True),
+    'leaky_relu': (lambda tf: lambda x: tf.nn.leaky_relu(x, alpha=0.3), [X], True),
+    'sparse_softmax_ce': (lambda tf: lambda l, x: tf.nn.sparse_softmax_cross_entropy_with_logits(
+        labels=l, logits=x), [LABELS, X], False),
+    'softmax_ce': (lambda tf: lambda l, x: tf.nn.softmax_cross_entropy_with_logits(
+        labels=l, logits=x), [ONEHOT, X], True),
+    'sigmoid_ce': (lambda tf: lambda l, x: tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=l, logits=x), [BINARY, X], True),
+    'l2_normalize': (lambda tf: lambda x: tf.nn.l2_normalize(x, axis=1), [X], True),
+    'moments': (lambda tf: lambda x: list(tf.nn.moments(x, axes=[0, 1])), [B3], False),
+    'linalg_norm': (lambda tf: tf.linalg.norm, [X], True),
+    'norm_axis': (lambda tf: lambda x: tf.norm(x, axis=1, keepdims=True), [X], True),
+    'linalg_matmul': (lambda tf: tf.linalg.matmul, [X, W], True),
+    'einsum': (lambda tf: lambda x, w: tf.einsum('ij,jk->ik', x, w), [X, W], False),
+    'cumsum': (lambda tf: lambda x: tf.math.cumsum(x, axis=1), [X], True),
+    'add_n': (lambda tf: lambda x, y: tf.add_n([x, y, x]), [X, Y], True),
+    'sort': (lambda tf: lambda x: tf.sort(x, direction='DESCENDING'), [X], False),
+    'argsort': (lambda tf: tf.argsort, [X], False),
+    'sequence_mask': (lambda tf: lambda: tf.sequence_mask([1, 3, 0], 4), [], False),
+    'top_k': (lambda tf: lambda x: list(tf.math.top_k(x, 2))[0], [X], True),
+    'count_nonzero': (lambda tf: lambda x: tf.math.count_nonzero(x, axis=1), [INTS], False),
+}
+
+
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_tf_subset_op(case):
+    make, inputs, through_graph = CASES[case]
+    compare(make(torchk.tf), make(tensorflow), *inputs, graph=through_graph)
+
+
+@pytest.mark.parametrize('value', [1, 1.5, [1, 2], [[1., 2.]], True, np.arange(3),
+                                   np.ones(2, 'float64'), np.float32(2.)])
+def test_constant_dtype(value):
+    assert torchk.tf.as_dtype(torchk.tf.constant(value).dtype).name == \
+        tensorflow.constant(value).dtype.name
+
+
+def test_namespaces_exist_in_tensorflow():
+    """Every name torchk.tf lists is a name of TensorFlow (torchk adds none of its own)."""
+    from torchk.tf import namespaces
+    own = {'tf': {'install_import_hook'}}
+    for path, names in namespaces.provided().items():
+        module = tensorflow
+        for part in path.split('.')[1:]:
+            module = getattr(module, part)
+        for name in names:
+            if name in own.get(path, ()):
+                continue
+            assert hasattr(module, name.rstrip('.*')), '%s.%s' % (path, name)
