@@ -177,8 +177,7 @@ class _Emitter:
         if isinstance(value, slice):
             return 'slice(%s, %s, %s)' % tuple(
                 self.expression(v) for v in (value.start, value.stop, value.step))
-        if value is None or type(value) in (bool, int, str):
-            # Exact types: a subclass's repr need not be source (tf.float32 is a str).
+        if value is None or isinstance(value, (bool, int, str)):
             return repr(value)
         if isinstance(value, float) and value == value and abs(value) != float('inf'):
             return repr(value)
