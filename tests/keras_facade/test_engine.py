@@ -99,3 +99,16 @@ def test_dataset_missing_offline_names_the_cache(tmp_path, monkeypatch):
     with pytest.raises(OSError, match=str(tmp_path / 'datasets')):
         mnist.load_data()
     assert not os.path.exists(tmp_path / 'datasets' / 'mnist.npz')
+
+
+def test_class_weight_in_the_train_step_loop():
+    model = Counting()
+    model.compile(keras.optimizers.SGD(0.), 'binary_crossentropy')
+    weights = {0: 0., 1: 2.}
+    history = model.fit(X, Y, class_weight=weights, batch_size=100, epochs=1, verbose=0)
+    prediction = model.predict(X)
+    per_sample = -(Y * np.log(prediction) + (1 - Y) * np.log(1 - prediction))[:, 0]
+    expected = np.mean(per_sample * np.where(Y[:, 0] == 1, 2., 0.))
+    assert history.history['loss'][0] == pytest.approx(expected, rel=1e-4)
+    with pytest.raises(ValueError, match='validation_split'):
+        model.fit(Batches(), validation_split=0.2, verbose=0)

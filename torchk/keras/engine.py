@@ -507,7 +507,15 @@ class Model(keras.Model):
                 steps_per_epoch=steps_per_epoch, validation_steps=validation_steps,
                 validation_freq=validation_freq, max_queue_size=max_queue_size,
                 workers=workers, use_multiprocessing=use_multiprocessing, **kwargs)
-        if validation_split and _is_array_data(x):
+        if validation_split and not _is_array_data(x):
+            raise ValueError('validation_split needs array data; for a dataset or generator '
+                             'give validation_data.')
+        if class_weight is not None:
+            if not _is_array_data(x) or y is None:
+                raise ValueError('class_weight needs array data x and y; for a dataset give '
+                                 'sample weights in its batches, (x, y, sample_weight).')
+            sample_weight = _class_sample_weights(y, class_weight, sample_weight)
+        if validation_split:
             size = len(_first_array(x))
             split = int(size * (1. - validation_split))
             validation_data = (_take(x, slice(split, None)), _take(y, slice(split, None)))
@@ -662,6 +670,18 @@ class Model(keras.Model):
         from . import models
         models.save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
+
+
+def _class_sample_weights(y, class_weight, sample_weight):
+    """Per-sample weights from `class_weight` (`{class index: weight}`), times
+    `sample_weight`; the class of a one-hot row is its argmax."""
+    labels = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(
+        len(labels))
+    weights = np.array([class_weight.get(int(label), 1.) for label in labels], dtype='float32')
+    if sample_weight is not None:
+        weights = weights * np.asarray(sample_weight, dtype='float32')
+    return weights
 
 
 def _placeholders(shape):
