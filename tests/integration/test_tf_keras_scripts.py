@@ -29,7 +29,8 @@ EXPECTED = {
 
 
 def test_every_script_has_a_bound():
-    scripts = {name[:-3] for name in os.listdir(SCRIPTS) if name.endswith('.py')}
+    scripts = {name[:-3] for name in os.listdir(SCRIPTS)
+               if name.endswith('.py') and name != 'compare_with_tf.py'}
     assert scripts == set(EXPECTED)
 
 

@@ -20,7 +20,7 @@ from .. import eager
 from . import schedules
 
 __all__ = ['Optimizer', 'SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'Adamax', 'Nadam',
-           'schedules', 'serialize', 'deserialize', 'get']
+           'schedules', 'legacy', 'serialize', 'deserialize', 'get']
 
 
 class Optimizer(keras_optimizers.Optimizer):
@@ -240,3 +240,6 @@ def get(identifier):
     if isinstance(identifier, str):
         return deserialize({'class_name': identifier, 'config': {}})
     raise ValueError('Could not interpret optimizer identifier: %r' % (identifier,))
+
+
+from . import legacy  # noqa: E402,F401  (its classes are the ones above)
