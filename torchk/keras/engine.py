@@ -25,6 +25,7 @@ from keras import backend as K
 from keras import callbacks as keras_callbacks
 from keras.utils.generic_utils import Progbar
 
+from .. import config
 from . import eager
 from . import optimizers as tf_optimizers
 
@@ -47,8 +48,11 @@ def _in_symbolic_block():
 
 
 def _to_tensor(value):
-    if value is None or isinstance(value, torch.Tensor):
+    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device."""
+    if value is None:
         return value
+    if isinstance(value, torch.Tensor):
+        return value.to(config.device())
     if isinstance(value, (list, tuple)):
         return type(value)(_to_tensor(v) for v in value)
     if isinstance(value, dict):
@@ -56,7 +60,7 @@ def _to_tensor(value):
     value = np.asarray(value)
     if value.dtype == np.float64:
         value = value.astype(K.floatx())
-    return torch.from_numpy(np.ascontiguousarray(value))
+    return torch.from_numpy(np.ascontiguousarray(value)).to(config.device())
 
 
 def unpack_x_y_sample_weight(data):
