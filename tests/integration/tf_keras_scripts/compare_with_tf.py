@@ -31,10 +31,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--tf-python', required=True, help='a Python with TensorFlow 2.x')
     parser.add_argument('--only', nargs='*', default=[])
+    parser.add_argument('--threads', default='1', help='intra-op threads of both (default 1)')
     args = parser.parse_args()
-    torchk_environment = dict(os.environ)
+    threads = dict(OMP_NUM_THREADS=args.threads, TF_NUM_INTRAOP_THREADS=args.threads,
+                   TF_NUM_INTEROP_THREADS=args.threads)
+    torchk_environment = dict(os.environ, **threads)
     torchk_environment.pop('KERAS_BACKEND', None)
-    tf_environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', CUDA_VISIBLE_DEVICES='')
+    tf_environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', CUDA_VISIBLE_DEVICES='',
+                          **threads)
     tf_environment.pop('PYTHONPATH', None)
     print('| script | torchk run | torchk s | TF | TF s |')
     print('|---|---|---|---|---|')
