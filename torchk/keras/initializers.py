@@ -1,7 +1,8 @@
 """`tf.keras.initializers`: Keras 2.3.1's, with tf.keras 2's class names.
 
 `GlorotUniform()`, `HeNormal()`, ... are Keras' `VarianceScaling` with the same scale, mode
-and distribution (saved as `VarianceScaling`); `RandomNormal` and `RandomUniform` take tf.keras'
+and distribution (Keras 2.3.1's 'normal' is tf.keras' 'truncated_normal'; saved as
+`VarianceScaling`); `RandomNormal` and `RandomUniform` take tf.keras'
 defaults (stddev 0.05, range +-0.05), as Keras 2.3.1's do.
 """
 from keras import initializers as _keras_initializers
@@ -20,11 +21,11 @@ def _variance_scaling(name, scale, mode, distribution):
 
 
 GlorotUniform = _variance_scaling('GlorotUniform', 1., 'fan_avg', 'uniform')
-GlorotNormal = _variance_scaling('GlorotNormal', 1., 'fan_avg', 'truncated_normal')
+GlorotNormal = _variance_scaling('GlorotNormal', 1., 'fan_avg', 'normal')
 HeUniform = _variance_scaling('HeUniform', 2., 'fan_in', 'uniform')
-HeNormal = _variance_scaling('HeNormal', 2., 'fan_in', 'truncated_normal')
+HeNormal = _variance_scaling('HeNormal', 2., 'fan_in', 'normal')
 LecunUniform = _variance_scaling('LecunUniform', 1., 'fan_in', 'uniform')
-LecunNormal = _variance_scaling('LecunNormal', 1., 'fan_in', 'truncated_normal')
+LecunNormal = _variance_scaling('LecunNormal', 1., 'fan_in', 'normal')
 
 reexport(globals(), _keras_initializers, exclude=('VarianceScaling',))
 globals()['__all__'].append('VarianceScaling')
