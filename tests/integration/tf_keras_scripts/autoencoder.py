@@ -3,7 +3,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow import keras
 
-tf.random.set_seed(3)
+keras.utils.set_random_seed(3)
 rng = np.random.RandomState(3)
 codes = rng.randn(1000, 3).astype('float32')
 data = np.tanh(codes @ rng.randn(3, 20).astype('float32'))

@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow import keras
 
-tf.random.set_seed(10)
+keras.utils.set_random_seed(10)
 rng = np.random.RandomState(10)
 x = rng.randn(800, 5).astype('float32')
 y = (x @ np.array([1., -2., 0.5, 0., 1.], dtype='float32') > 0).astype('float32')

@@ -5,6 +5,7 @@ from tensorflow.keras import layers, models
 from tensorflow.keras.utils import to_categorical
 
 tf.random.set_seed(1)
+np.random.seed(1)
 rng = np.random.RandomState(1)
 n = 600
 labels = rng.randint(0, 3, n)

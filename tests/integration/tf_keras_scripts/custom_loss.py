@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow import keras
 
-tf.random.set_seed(8)
+keras.utils.set_random_seed(8)
 rng = np.random.RandomState(8)
 x = rng.uniform(-2, 2, size=(1000, 3)).astype('float32')
 y = (x[:, :1] ** 2 + np.sin(3 * x[:, 1:2]) + 0.05 * rng.randn(1000, 1)).astype('float32')

@@ -4,7 +4,7 @@ import tensorflow as tf
 from tensorflow import keras
 from tensorflow.keras.preprocessing.image import ImageDataGenerator
 
-tf.random.set_seed(9)
+keras.utils.set_random_seed(9)
 rng = np.random.RandomState(9)
 n = 600
 labels = rng.randint(0, 2, n)

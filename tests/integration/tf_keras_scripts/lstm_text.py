@@ -5,7 +5,7 @@ from tensorflow import keras
 from tensorflow.keras.preprocessing.sequence import pad_sequences
 from tensorflow.keras.preprocessing.text import Tokenizer
 
-tf.random.set_seed(2)
+keras.utils.set_random_seed(2)
 rng = np.random.RandomState(2)
 good, bad = ['great', 'fine', 'lovely', 'superb'], ['awful', 'poor', 'dull', 'broken']
 neutral = ['the', 'movie', 'was', 'and', 'plot', 'acting', 'very', 'quite']

@@ -4,7 +4,7 @@ import tensorflow as tf
 from tensorflow import keras
 from tensorflow.keras import layers
 
-tf.random.set_seed(0)
+keras.utils.set_random_seed(0)
 rng = np.random.RandomState(0)
 x = rng.randn(1200, 8).astype('float32')
 y = (x[:, 0] + x[:, 1] * x[:, 2] > 0).astype('int32')

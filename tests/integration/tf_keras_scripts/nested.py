@@ -5,7 +5,7 @@ import tensorflow as tf
 from tensorflow import keras
 from tensorflow.keras import layers
 
-tf.random.set_seed(5)
+keras.utils.set_random_seed(5)
 rng = np.random.RandomState(5)
 n = 1000
 numbers = rng.randn(n, 4).astype('float32')

@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow import keras
 
-tf.random.set_seed(4)
+keras.utils.set_random_seed(4)
 rng = np.random.RandomState(4)
 x = rng.randn(1000, 6).astype('float32')
 y = (np.sin(x[:, 0]) + x[:, 1] ** 2 > 0.8).astype('int64')
