@@ -40,3 +40,16 @@ def test_average_pooling_1d_masked(keepdims):
     if keepdims:
         expected = expected[:, None]
     np.testing.assert_allclose(keras.Model(inputs, pooled).predict(x), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize('name', ['GlobalAveragePooling2D', 'GlobalMaxPooling2D',
+                                  'GlobalAveragePooling3D', 'GlobalMaxPooling3D'])
+@pytest.mark.parametrize('dim_ordering, data_format', [('th', 'channels_first'),
+                                                        ('tf', 'channels_last')])
+def test_legacy_dim_ordering(name, dim_ordering, data_format):
+    with pytest.warns(UserWarning, match='Keras 2 API'):
+        layer = getattr(keras.layers, name)(dim_ordering=dim_ordering)
+    assert layer.data_format == data_format
+    assert layer.keepdims is False
+    alias = name.replace('Average', 'Avg').replace('Pooling', 'Pool')
+    assert getattr(keras.layers, alias) is type(layer)

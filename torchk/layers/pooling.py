@@ -9,9 +9,12 @@ import inspect
 
 from keras import backend as K
 from keras.layers import pooling
+from keras.legacy import interfaces
 
 __all__ = ['GlobalAveragePooling1D', 'GlobalAveragePooling2D', 'GlobalAveragePooling3D',
-           'GlobalMaxPooling1D', 'GlobalMaxPooling2D', 'GlobalMaxPooling3D']
+           'GlobalMaxPooling1D', 'GlobalMaxPooling2D', 'GlobalMaxPooling3D',
+           'GlobalAvgPool1D', 'GlobalAvgPool2D', 'GlobalAvgPool3D',
+           'GlobalMaxPool1D', 'GlobalMaxPool2D', 'GlobalMaxPool3D']
 
 
 def _keeping_dims(keras_class, reduce, rank):
@@ -25,6 +28,10 @@ def _keeping_dims(keras_class, reduce, rank):
                 data_format = 'channels_last'
             super(Pooling, self).__init__(data_format=data_format, **kwargs)
             self.keepdims = keepdims
+
+        if rank > 1:
+            # Keras 1's `dim_ordering` keyword, as Keras' own 2-D and 3-D global pooling take it.
+            __init__ = interfaces.legacy_global_pooling_support(__init__)
 
         def _spatial_axes(self):
             first = 1 if self.data_format == 'channels_last' else 2
@@ -67,3 +74,11 @@ GlobalAveragePooling3D = _keeping_dims(pooling.GlobalAveragePooling3D, K.mean, 3
 GlobalMaxPooling1D = _keeping_dims(pooling.GlobalMaxPooling1D, K.max, 1)
 GlobalMaxPooling2D = _keeping_dims(pooling.GlobalMaxPooling2D, K.max, 2)
 GlobalMaxPooling3D = _keeping_dims(pooling.GlobalMaxPooling3D, K.max, 3)
+
+# Keras' short aliases name the same classes.
+GlobalAvgPool1D = GlobalAveragePooling1D
+GlobalAvgPool2D = GlobalAveragePooling2D
+GlobalAvgPool3D = GlobalAveragePooling3D
+GlobalMaxPool1D = GlobalMaxPooling1D
+GlobalMaxPool2D = GlobalMaxPooling2D
+GlobalMaxPool3D = GlobalMaxPooling3D

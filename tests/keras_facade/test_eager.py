@@ -1,0 +1,74 @@
+"""Keras layers, models and metrics called on tensors compute at once (torchk.keras.eager)."""
+import numpy as np
+import pytest
+import torch
+
+import torchk.keras as keras
+
+X = np.random.RandomState(0).randn(5, 3).astype('float32')
+
+
+def test_dense_on_a_tensor_is_eager_and_differentiable():
+    layer = keras.layers.Dense(2, bias_initializer='ones')
+    out = layer(torch.from_numpy(X))
+    kernel, bias = layer.get_weights()
+    np.testing.assert_allclose(out.detach().numpy(), X @ kernel + bias, rtol=1e-5)
+    grad, = torch.autograd.grad(out.sum(), [layer.kernel])
+    np.testing.assert_allclose(grad.numpy(), X.T @ np.ones((5, 2)), rtol=1e-5)
+    # Another batch size reuses the program (batch axis unknown).
+    assert layer(X[:2]).shape == (2, 2)
+    assert len(layer._torchk_eager_programs) == 1
+
+
+def test_training_flag_and_updates():
+    dropout = keras.layers.Dropout(0.5)
+    ones = torch.ones(200, 10)
+    assert torch.equal(dropout(ones, training=False), ones)
+    dropped = dropout(ones, training=True)
+    assert 0 < (dropped == 0).float().mean() < 1
+    norm = keras.layers.BatchNormalization(momentum=0.)
+    norm(torch.from_numpy(X), training=True)
+    np.testing.assert_allclose(keras.backend.get_value(norm.moving_mean), X.mean(0),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_subclassed_model_losses_are_those_of_the_last_call():
+    class Model(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1, kernel_initializer='ones')
+
+        def call(self, inputs):
+            outputs = self.dense(inputs)
+            self.add_loss(keras.backend.mean(outputs))
+            return outputs
+
+    model = Model()
+    for batch in (X[:2], X[2:]):
+        outputs = model(torch.from_numpy(batch))
+        losses = model.losses
+        assert len(losses) == 1
+        assert float(losses[0].detach()) == pytest.approx(float(batch.sum(1).mean()), rel=1e-5)
+        np.testing.assert_allclose(outputs.detach().numpy(), batch.sum(1, keepdims=True),
+                                   rtol=1e-5)
+
+
+@pytest.mark.parametrize('metric, args, expected', [
+    (keras.metrics.Mean, ([1., 2., 3., 6.],), 3.),
+    (keras.metrics.SparseCategoricalAccuracy, ([[1], [0], [1]], [[.1, .9], [.8, .2], [.7, .3]]),
+     2 / 3),
+    (keras.metrics.AUC, ([0, 0, 1, 1], [.1, .4, .35, .8]), 0.75),
+])
+def test_metric_update_state_and_result(metric, args, expected):
+    instance = metric()
+    arrays = [np.array(a, dtype='float32') for a in args]
+    instance.update_state(*[a[:1] for a in arrays])
+    instance.reset_state()
+    instance.update_state(*arrays)
+    assert float(instance.result()) == pytest.approx(expected, abs=1e-3)
+
+
+def test_metric_call_accumulates():
+    mean = keras.metrics.Mean()
+    mean(torch.tensor([2.]))
+    assert float(mean(torch.tensor([4.]))) == 3.

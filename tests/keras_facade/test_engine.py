@@ -1,0 +1,114 @@
+"""torchk.keras.Model: the tf.keras loop over train_step/test_step, datasets, saving."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import torchk.keras as keras
+
+RNG = np.random.RandomState(0)
+X = RNG.randn(100, 4).astype('float32')
+Y = (X[:, 0] > 0).astype('float32')[:, None]
+
+
+class Counting(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(1, activation='sigmoid')
+        self.steps = 0
+
+    def call(self, inputs):
+        return self.dense(inputs)
+
+    def train_step(self, data):
+        self.steps += 1
+        assert isinstance(data, tuple) and isinstance(data[0], torch.Tensor)
+        return super().train_step(data)
+
+
+def test_fit_calls_train_step_per_batch_with_callbacks():
+    model = Counting()
+    model.compile(keras.optimizers.SGD(0.5), 'binary_crossentropy', metrics=['accuracy'])
+    seen = []
+    history = model.fit(X, Y, batch_size=32, epochs=3, verbose=0, validation_data=(X, Y),
+                        callbacks=[keras.callbacks.LambdaCallback(
+                            on_epoch_end=lambda epoch, logs: seen.append(sorted(logs)))])
+    assert model.steps == 3 * 4
+    assert seen[0] == ['accuracy', 'loss', 'val_accuracy', 'val_loss']
+    assert history.history['loss'][-1] < history.history['loss'][0]
+    logs = model.evaluate(X, Y, return_dict=True, verbose=0)
+    assert logs['accuracy'] == pytest.approx(history.history['val_accuracy'][-1])
+    np.testing.assert_allclose(model.predict(X, batch_size=7),
+                               model.dense(torch.from_numpy(X)).detach().numpy(), rtol=1e-6)
+
+
+def batches():
+    for start in range(0, 100, 25):
+        yield X[start:start + 25], Y[start:start + 25]
+
+
+class Batches(object):
+    """A re-iterable of batches (as tf.data.Dataset is)."""
+
+    def __iter__(self):
+        return batches()
+
+
+def test_keras_fit_on_a_dataset_matches_arrays():
+    def model():
+        keras.utils.set_random_seed(1)
+        built = keras.Sequential([keras.layers.Dense(1, input_shape=(4,))])
+        built.compile(keras.optimizers.SGD(0.1), 'mse')
+        return built
+    from_arrays, from_batches = model(), model()
+    from_arrays.fit(X, Y, batch_size=25, epochs=2, shuffle=False, verbose=0)
+    from_batches.fit(Batches(), epochs=2, verbose=0)
+    for a, b in zip(from_arrays.get_weights(), from_batches.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5)
+    assert from_batches.evaluate(Batches(), verbose=0) == pytest.approx(
+        from_arrays.evaluate(X, Y, verbose=0), rel=1e-5)
+    assert from_batches.predict(Batches()).shape == (100, 1)
+
+
+def test_save_without_extension_warns_and_loads(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(2, input_shape=(4,))])
+    model.compile('adam', 'mse')
+    path = str(tmp_path / 'exported')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        model.save(path)
+    assert any('not a TensorFlow SavedModel' in str(w.message) for w in caught)
+    loaded = keras.models.load_model(path)
+    assert isinstance(loaded, keras.Sequential)
+    np.testing.assert_allclose(loaded.predict(X), model.predict(X), rtol=1e-6)
+    with pytest.raises(ValueError, match='.keras'):
+        model.save(str(tmp_path / 'model.keras'))
+
+
+def test_dataset_missing_offline_names_the_cache(tmp_path, monkeypatch):
+    from urllib.error import URLError
+    from keras.utils import data_utils
+    monkeypatch.setenv('KERAS_HOME', str(tmp_path))
+
+    def offline(*args, **kwargs):
+        raise URLError('no network')
+    monkeypatch.setattr(data_utils, 'urlretrieve', offline)
+    from torchk.keras.datasets import mnist
+    with pytest.raises(OSError, match=str(tmp_path / 'datasets')):
+        mnist.load_data()
+    assert not os.path.exists(tmp_path / 'datasets' / 'mnist.npz')
+
+
+def test_class_weight_in_the_train_step_loop():
+    model = Counting()
+    model.compile(keras.optimizers.SGD(0.), 'binary_crossentropy')
+    weights = {0: 0., 1: 2.}
+    history = model.fit(X, Y, class_weight=weights, batch_size=100, epochs=1, verbose=0)
+    prediction = model.predict(X)
+    per_sample = -(Y * np.log(prediction) + (1 - Y) * np.log(1 - prediction))[:, 0]
+    expected = np.mean(per_sample * np.where(Y[:, 0] == 1, 2., 0.))
+    assert history.history['loss'][0] == pytest.approx(expected, rel=1e-4)
+    with pytest.raises(ValueError, match='validation_split'):
+        model.fit(Batches(), validation_split=0.2, verbose=0)

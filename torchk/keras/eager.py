@@ -1,0 +1,333 @@
+"""tf.keras' eager calls on Keras 2.3.1 objects: layers, models and metrics called on tensors.
+
+In tf.keras 2 `model(x)` on a tensor computes at once, and a `train_step` or a
+`GradientTape` loop differentiates the result. Keras 2.3.1 layers only build graphs, so an
+eager call here is: the object called once on symbolic inputs shaped like the values (batch
+size unknown), the graph compiled into a program (cached per input signature and learning
+phase), and the program run on the values with autograd. The results are torch tensors
+connected to the variables (`torch.nn.Parameter`s), so `torch.autograd.grad` (and
+`tf.GradientTape`) reach the weights. In training mode the layer's updates (batch-norm
+moving statistics) are applied after the call, and the losses it adds (`add_loss`,
+regularizers) are kept for `Layer.losses` until the next eager call.
+
+Metrics called on tensors (`update_state`, `__call__`) update their variables at once, and
+`result()` after an eager update returns a tensor.
+
+`install()` (called when `torchk.keras` is imported) puts these paths on Keras' `Layer` and
+`Metric`, with tf.keras 2's names for weights (`trainable_variables`,
+`non_trainable_variables`, `variables`); calls on Keras tensors are unchanged.
+"""
+import threading
+
+import numpy as np
+import torch
+
+import keras
+from keras import backend as K
+from keras.engine import base_layer
+from keras.utils import generic_utils
+from keras.utils import metrics_utils
+
+from .. import config
+from .. import function
+from .. import graph
+from .. import program
+from ..variables import Variable
+
+_installed = False
+_tracing = threading.local()
+
+
+def is_eager(value):
+    """True if `value` (nested lists, tuples, dicts) holds tensors or arrays and no symbol."""
+    leaves = _leaves(value)
+    return bool(leaves) and all(
+        isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number)) and not graph.is_symbol(v)
+        for v in leaves) and any(isinstance(v, (torch.Tensor, np.ndarray)) for v in leaves)
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
+
+
+def _map(fn, value):
+    if isinstance(value, list):
+        return [_map(fn, v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_map(fn, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(fn, v) for k, v in value.items()}
+    return fn(value)
+
+
+def _dtype_name(value):
+    if isinstance(value, torch.Tensor):
+        return str(value.dtype).replace('torch.', '')
+    dtype = np.asarray(value).dtype
+    return K.floatx() if dtype == np.float64 else dtype.name
+
+
+def _signature(value):
+    """A hashable key of the shapes (batch size left out) and dtypes of `value`."""
+    def key(leaf):
+        shape = tuple(np.shape(leaf))
+        return (shape[1:] if shape else None, _dtype_name(leaf))
+    return repr(_map(key, value))
+
+
+class Program:
+    """Symbolic `outputs`, `losses` and `updates` of `inputs`, compiled for one learning
+    phase and run on values.
+
+    # Arguments
+        inputs: flat list of placeholders.
+        outputs: flat list of symbols to return.
+        losses: flat list of scalar symbols (added losses), returned after the outputs.
+        updates: (variable, new value) pairs applied after each run.
+        training: the learning phase (bool).
+    """
+
+    def __init__(self, inputs, outputs, losses=(), updates=(), training=False):
+        updates = program.unique_updates(function.flatten_updates(updates))
+        self.inputs = list(inputs)
+        self.n_outputs, self.n_losses = len(outputs), len(losses)
+        targets = function.specialise_phase(
+            list(outputs) + list(losses) + [value for _, value in updates], int(training),
+            self.inputs)
+        _, leaves = program.ancestors(targets, stop={id(x) for x in self.inputs})
+        self.weights = [leaf for leaf in leaves if isinstance(leaf, Variable)]
+        self.run, unfed = program.compile_program(
+            self.inputs + self.weights, targets, [], [False] * len(targets))
+        missing = [p for p in unfed if not function.is_learning_phase(p)]
+        if missing:
+            raise ValueError('An eager call needs placeholder(s) %s that are not among its '
+                             'inputs %s.' % (missing, self.inputs))
+        self.phase = [torch.tensor(bool(training))] * len(unfed)
+        self.updated = [variable for variable, _ in updates]
+
+    def __call__(self, values):
+        """Returns (outputs, losses) for the flat list `values`, after the updates."""
+        device = config.device()
+        feeds = [function.convert_feed(symbol, _tensor(value), i, device)
+                 for i, (symbol, value) in enumerate(zip(self.inputs, values))]
+        plain = [w.as_subclass(torch.Tensor) for w in self.weights]
+        results = self.run(*feeds, *plain, *self.phase)
+        with torch.no_grad():
+            for variable, value in zip(self.updated,
+                                       results[self.n_outputs + self.n_losses:]):
+                variable.copy_(value)
+        return (results[:self.n_outputs],
+                results[self.n_outputs:self.n_outputs + self.n_losses])
+
+
+def _tensor(value):
+    if isinstance(value, torch.Tensor):
+        return value
+    value = np.asarray(value)
+    if value.dtype == np.float64:
+        value = value.astype(K.floatx())
+    return torch.from_numpy(np.ascontiguousarray(value))
+
+
+def _placeholder(value, name=None):
+    shape = tuple(np.shape(value))
+    batch_shape = (None,) + shape[1:] if shape else ()
+    return keras.layers.Input(batch_shape=batch_shape, dtype=_dtype_name(value), name=name)
+
+
+def _training_value(training):
+    if training is None:
+        phase = K.learning_phase()
+        return bool(phase) if isinstance(phase, (int, bool)) else False
+    return bool(training)
+
+
+def call_layer(layer, inputs, **kwargs):
+    """Calls a Keras layer or model on tensors or arrays (see the module docstring).
+
+    # Arguments
+        layer: a Keras `Layer` (a `Model` included).
+        inputs: tensors or arrays, as the layer takes them (one, a list, a dict).
+        **kwargs: the call's keyword arguments; `training` sets the learning phase.
+
+    # Returns
+        Torch tensors in the structure the layer returns.
+    """
+    training = _training_value(kwargs.pop('training', None))
+    if isinstance(inputs, dict) and getattr(layer, '_is_graph_network', False):
+        inputs = [inputs[name] for name in layer.input_names]
+    key = (_signature(inputs), training, repr(sorted(kwargs.items())))
+    programs = layer.__dict__.setdefault('_torchk_eager_programs', {})
+    if key not in programs:
+        programs[key] = _build_layer_program(layer, inputs, training, kwargs)
+    run, structure = programs[key]
+    outputs, losses = run([_tensor(v) for v in _leaves(inputs)])
+    layer._torchk_eager_losses = list(losses)
+    return _pack(structure, outputs)
+
+
+def _build_layer_program(layer, inputs, training, kwargs):
+    symbols = _map(_placeholder, inputs)
+    call_kwargs = dict(kwargs)
+    if generic_utils.has_arg(layer.call, 'training'):
+        call_kwargs['training'] = training
+    outputs = layer(symbols, **call_kwargs)
+    flat_inputs = _leaves(symbols)
+    flat_outputs = _leaves(outputs)
+    losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
+                         flat_inputs)
+    updates = (_computable(function.flatten_updates(
+        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), flat_inputs)
+        if training else [])
+    run = Program(flat_inputs, flat_outputs, [K.sum(l) for l in losses], updates, training)
+    return run, _map(lambda _: None, outputs)
+
+
+def _computable(items, inputs):
+    """The losses (or `(variable, value)` updates) among `items` that `inputs` determine:
+    a layer keeps those of all its calls (other placeholders, other eager calls)."""
+    fed = {id(x) for x in inputs}
+
+    def computable(item):
+        value = item[1] if isinstance(item, tuple) else item
+        _, leaves = program.ancestors([value], stop=fed)
+        return all(isinstance(leaf, Variable) or function.is_learning_phase(leaf)
+                   for leaf in leaves)
+    return [item for item in items if computable(item)]
+
+
+def _pack(structure, flat):
+    flat = iter(flat)
+    return _map(lambda _: next(flat), structure)
+
+
+def layer_losses(layer):
+    """The losses of the last eager call of `layer`, or its losses that need no inputs
+    (regularizers) computed now; tensors."""
+    if '_torchk_eager_losses' in layer.__dict__:
+        return list(layer._torchk_eager_losses)
+    symbolic = layer.get_losses_for(None)
+    if not symbolic:
+        return []
+    _, losses = Program([], [], [K.sum(l) for l in symbolic])([])
+    return list(losses)
+
+
+def update_metric(metric, update_state, args, kwargs):
+    """Runs `metric.update_state(*args, **kwargs)` on values: the variables are updated."""
+    values = list(args) + [kwargs[k] for k in sorted(kwargs) if kwargs[k] is not None]
+    names = sorted(k for k in kwargs if kwargs[k] is not None)
+    values = [_map(_detached, v) for v in values]
+    key = (_signature(values), tuple(names), len(args))
+    programs = metric.__dict__.setdefault('_torchk_update_programs', {})
+    if key not in programs:
+        symbols = [_map(lambda v: K.placeholder(
+            shape=((None,) + tuple(np.shape(v))[1:]) if np.ndim(v) else (),
+            dtype=_dtype_name(v)), value) for value in values]
+        symbolic_args = symbols[:len(args)]
+        symbolic_kwargs = dict(zip(names, symbols[len(args):]))
+        updates = update_state(*symbolic_args, **symbolic_kwargs)
+        programs[key] = Program(_leaves(symbols), [], [], updates or [])
+    with torch.no_grad():
+        programs[key]([_tensor(v) for v in _leaves(values)])
+    metric._torchk_eager = True
+
+
+def _detached(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, (float, int, np.number)):
+        return np.asarray(value, dtype=K.floatx())
+    return value
+
+
+def metric_result(metric, result):
+    """`metric.result()` computed now, as a tensor."""
+    if '_torchk_result_program' not in metric.__dict__:
+        metric._torchk_result_program = Program([], [result()])
+    with torch.no_grad():
+        outputs, _ = metric._torchk_result_program([])
+    return outputs[0]
+
+
+def install():
+    """Makes Keras layers, models and metrics called on tensors compute at once."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    keras_call = base_layer.Layer.__call__
+
+    def __call__(self, inputs, **kwargs):
+        if is_eager(inputs):
+            return call_layer(self, inputs, **kwargs)
+        _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+        try:
+            return keras_call(self, inputs, **kwargs)
+        finally:
+            _tracing.depth -= 1
+    __call__.__doc__ = keras_call.__doc__
+    base_layer.Layer.__call__ = __call__
+    base_layer.Layer.trainable_variables = property(lambda self: self.trainable_weights)
+    base_layer.Layer.non_trainable_variables = property(
+        lambda self: self.non_trainable_weights)
+    base_layer.Layer.variables = property(lambda self: self.weights)
+
+    _keep_variables_symbolic_in_tf_ops()
+
+    keras_update_wrapper = metrics_utils.update_state_wrapper
+    keras_result_wrapper = metrics_utils.result_wrapper
+
+    def update_state_wrapper(update_state_fn):
+        symbolic = keras_update_wrapper(update_state_fn)
+
+        def decorated(metric, *args, **kwargs):
+            if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+                return update_metric(metric, update_state_fn, args, kwargs)
+            metric._torchk_eager = False
+            return symbolic(metric, *args, **kwargs)
+        return decorated
+
+    def result_wrapper(result_fn):
+        symbolic = keras_result_wrapper(result_fn)
+
+        def decorated(metric, *args, **kwargs):
+            if metric.__dict__.get('_torchk_eager', True):
+                return metric_result(metric, lambda: symbolic(metric, *args, **kwargs))
+            return symbolic(metric, *args, **kwargs)
+        return decorated
+
+    metrics_utils.update_state_wrapper = update_state_wrapper
+    metrics_utils.result_wrapper = result_wrapper
+
+    keras_metric_call = keras.metrics.Metric.__call__
+
+    def metric_call(self, *args, **kwargs):
+        if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+            self.update_state(*args, **kwargs)
+            return self.result()
+        return keras_metric_call(self, *args, **kwargs)
+    keras.metrics.Metric.__call__ = metric_call
+    keras.metrics.Metric.reset_state = lambda self: self.reset_states()
+
+
+def _keep_variables_symbolic_in_tf_ops():
+    """Makes `tf.*` ops record on a layer's variables while Keras traces the layer's `call`.
+
+    torchk.tf computes ops whose only Keras operands are variables eagerly (TF's eager
+    mode). Inside a traced `call` (`self.add_loss(tf.reduce_sum(tf.square(self.w)))`) that
+    would make a constant of the variables' values at tracing time, so there torchk.tf's
+    variable-to-tensor step is skipped while a symbolic `Layer.__call__` runs.
+    """
+    from ..tf import namespaces as tf_namespaces
+    tf_eager = tf_namespaces.eager
+
+    def eager_unless_tracing(value):
+        if getattr(_tracing, 'depth', 0):
+            return value
+        return tf_eager(value)
+    tf_namespaces.eager = eager_unless_tracing

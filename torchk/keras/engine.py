@@ -1,0 +1,724 @@
+"""tf.keras 2's `Model` and `Sequential` over Keras 2.3.1's.
+
+A model whose class overrides none of `train_step`, `test_step`, `predict_step` (and is not
+compiled with `run_eagerly=True`) trains with Keras 2.3.1's compiled training function:
+`fit`, `evaluate` and `predict` are Keras', taking in addition a `tf.data.Dataset`, a
+generator or a `keras.utils.Sequence` as `x`.
+
+A model that overrides one of them runs tf.keras 2's loop in Python: `fit` calls
+`train_step(data)` per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple of
+torch tensors (or `x` alone), with callbacks, `History` and the progress bar; layers called
+on tensors compute eagerly (`eager.py`), so `tf.GradientTape` (or `torch.autograd`) gives
+the gradients. The default steps use what `compile` set up, as tf.keras does:
+`self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)`,
+`self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
+tracker first), `self.optimizer.apply_gradients` / `minimize`.
+"""
+import contextlib
+import threading
+
+import numpy as np
+import torch
+
+import keras
+from keras import backend as K
+from keras import callbacks as keras_callbacks
+from keras.utils.generic_utils import Progbar
+
+from .. import config
+from . import eager
+from . import optimizers as tf_optimizers
+
+_symbolic = threading.local()
+
+
+@contextlib.contextmanager
+def symbolic_losses():
+    """Within this block models' `losses` are Keras' symbolic ones (for Keras' compile)."""
+    depth = getattr(_symbolic, 'depth', 0)
+    _symbolic.depth = depth + 1
+    try:
+        yield
+    finally:
+        _symbolic.depth = depth
+
+
+def _in_symbolic_block():
+    return getattr(_symbolic, 'depth', 0) > 0
+
+
+def _to_tensor(value):
+    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device."""
+    if value is None:
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(config.device())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_tensor(v) for k, v in value.items()}
+    value = np.asarray(value)
+    if value.dtype == np.float64:
+        value = value.astype(K.floatx())
+    return torch.from_numpy(np.ascontiguousarray(value)).to(config.device())
+
+
+def unpack_x_y_sample_weight(data):
+    """`(x, y, sample_weight)` of a batch: a tuple `(x,)`, `(x, y)`, `(x, y, w)`, or `x`."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError('A batch must be (x,), (x, y) or (x, y, sample_weight); got a tuple of '
+                     '%d elements.' % len(data))
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The batch tuple that `unpack_x_y_sample_weight` reads."""
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def _is_array_data(x):
+    if isinstance(x, (np.ndarray, torch.Tensor)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_is_array_data(v) for v in x)
+    if isinstance(x, dict):
+        return all(_is_array_data(v) for v in x.values())
+    return False
+
+
+def _first_array(x):
+    if isinstance(x, dict):
+        return _first_array(next(iter(x.values())))
+    if isinstance(x, (list, tuple)):
+        return _first_array(x[0])
+    return x
+
+
+def _take(x, index):
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        return {k: _take(v, index) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_take(v, index) for v in x)
+    return x[index]
+
+
+class _Batches(object):
+    """The batches of one epoch of `fit`/`evaluate`/`predict` data, as tuples of tensors.
+
+    # Arguments
+        x, y, sample_weight: arrays (numpy or torch; lists and dicts of them), or `x` a
+            `tf.data.Dataset`, a `keras.utils.Sequence`, a generator or any iterable of
+            batches (then `y` and `sample_weight` must be None).
+        batch_size: for arrays (default 32).
+        shuffle: shuffle arrays per epoch.
+        steps: batches per epoch (default: all, or one pass of an iterable).
+    """
+
+    def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
+                 steps=None):
+        self.arrays = _is_array_data(x) or isinstance(x, (list, tuple))
+        self.steps = steps
+        if self.arrays:
+            self.data = (x, y, sample_weight)
+            self.batch_size = batch_size or 32
+            self.size = len(_first_array(x))
+            self.shuffle = shuffle
+            if self.steps is None:
+                self.steps = -(-self.size // self.batch_size)
+        else:
+            if y is not None or sample_weight is not None:
+                raise ValueError('y and sample_weight must be None when x is a dataset, a '
+                                 'generator or a Sequence (%s): its batches hold the targets.'
+                                 % type(x).__name__)
+            self.data = x
+            if self.steps is None and hasattr(x, '__len__'):
+                try:
+                    self.steps = len(x)
+                except TypeError:
+                    self.steps = None
+            self._iterator = None
+
+    def epoch(self):
+        """Yields the batches of one epoch."""
+        if self.arrays:
+            x, y, w = self.data
+            order = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+            for step in range(self.steps):
+                index = order[step * self.batch_size:(step + 1) * self.batch_size]
+                if len(index) == 0:
+                    return
+                index = torch.from_numpy(index) if isinstance(_first_array(x),
+                                                               torch.Tensor) else index
+                yield _to_tensor(pack_x_y_sample_weight(_take(x, index), _take(y, index),
+                                                        _take(w, index)))
+            return
+        if isinstance(self.data, keras.utils.Sequence):
+            for step in range(self.steps or len(self.data)):
+                yield _to_tensor(self._as_tuple(self.data[step]))
+            self.data.on_epoch_end()
+            return
+        if self._iterator is None or self.steps is None:
+            self._iterator = iter(self.data)
+        for step in range(self.steps) if self.steps is not None else iter(int, 1):
+            try:
+                batch = next(self._iterator)
+            except StopIteration:
+                self._iterator = None
+                return
+            yield _to_tensor(self._as_tuple(batch))
+        if self._iterator is not None and self._iterator is not self.data and not hasattr(
+                self.data, '__next__'):
+            self._iterator = None
+
+    @staticmethod
+    def _as_tuple(batch):
+        return tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
+
+
+def _numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_numpy(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _numpy(v) for k, v in value.items()}
+    return value
+
+
+def _numpy_batches(batches):
+    """An endless generator of a `_Batches`' batches as numpy, for Keras' `fit_generator`."""
+    while True:
+        produced = False
+        for batch in batches.epoch():
+            produced = True
+            yield _numpy(batch if len(batch) > 1 else batch[0])
+        if not produced:
+            return
+
+
+def _numpy_batches_once(batches):
+    """One epoch of a `_Batches`' batches as numpy."""
+    for batch in batches.epoch():
+        yield _numpy(batch)
+
+
+def _count_steps(batches):
+    if batches.steps is None:
+        batches.steps = sum(1 for _ in batches.epoch())
+        if not batches.steps:
+            raise ValueError('The dataset given to fit/evaluate/predict yields no batch.')
+    return batches.steps
+
+
+def _value(value):
+    """A log value as a Python float (or numpy array)."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    value = np.asarray(value)
+    return float(value) if value.ndim == 0 else value
+
+
+class _Progress(keras_callbacks.Callback):
+    """tf.keras' progress bar over steps, every value shown as it is (running results)."""
+
+    def __init__(self, verbose):
+        super(_Progress, self).__init__()
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self.verbose:
+            print('Epoch %d/%d' % (epoch + 1, self.params['epochs']))
+        self.progbar = Progbar(target=self.params['steps'], verbose=self.verbose)
+
+    def on_batch_end(self, batch, logs=None):
+        values = [(k, v) for k, v in (logs or {}).items() if k not in ('batch', 'size')]
+        self.progbar.stateful_metrics.update(k for k, _ in values)
+        if self.verbose == 1 and (self.params['steps'] is None
+                                  or batch + 1 < self.params['steps']):
+            self.progbar.update(batch + 1, values)
+        self.seen = batch + 1
+
+    def on_epoch_end(self, epoch, logs=None):
+        values = [(k, v) for k, v in (logs or {}).items() if k not in ('batch', 'size')]
+        self.progbar.stateful_metrics.update(k for k, _ in values)
+        if self.verbose:
+            self.progbar.update(getattr(self, 'seen', 0), values)
+
+
+class LossesContainer(object):
+    """`model.compiled_loss`: the losses given to `compile`, called as tf.keras calls them.
+
+    # Arguments
+        loss: a loss (name, function or `Loss`), or a list or dict of them, one per output.
+        loss_weights: a list or dict of output weights.
+    """
+
+    def __init__(self, loss, loss_weights=None, output_names=None):
+        self._loss = loss
+        self._loss_weights = loss_weights
+        self._output_names = output_names
+        self.metric = keras.metrics.Mean(name='loss')
+
+    @staticmethod
+    def _loss_object(identifier):
+        loss = keras.losses.get(identifier)
+        if isinstance(loss, keras.losses.Loss):
+            return loss
+        return keras.losses.LossFunctionWrapper(loss, name=getattr(loss, '__name__', None))
+
+    def _per_output(self, value, count):
+        if isinstance(value, dict):
+            return [value.get(name) for name in self._output_names]
+        if isinstance(value, (list, tuple)):
+            return list(value)
+        return [value] * count
+
+    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
+        """The total loss (a scalar tensor); updates the `loss` tracker.
+
+        # Arguments
+            y_true, y_pred: targets and predictions (matching lists or dicts for several
+                outputs).
+            sample_weight: per-sample weights.
+            regularization_losses: scalar tensors added to the total (`self.losses`).
+        """
+        total = None
+        if self._loss is not None and y_true is not None:
+            if isinstance(y_pred, dict):
+                y_pred = [y_pred[name] for name in self._output_names]
+            if isinstance(y_true, dict):
+                y_true = [y_true[name] for name in self._output_names]
+            outputs = list(y_pred) if isinstance(y_pred, (list, tuple)) else [y_pred]
+            targets = list(y_true) if isinstance(y_true, (list, tuple)) else [y_true]
+            losses = self._per_output(self._loss, len(outputs))
+            weights = self._per_output(self._loss_weights or 1., len(outputs))
+            for target, output, loss, weight in zip(targets, outputs, losses, weights):
+                if loss is None:
+                    continue
+                value = self._loss_object(loss)(target, output, sample_weight=sample_weight)
+                value = value * weight if weight != 1. else value
+                total = value if total is None else total + value
+        for value in regularization_losses or []:
+            total = value if total is None else total + value
+        if total is None:
+            raise ValueError('The model has no loss: give compile a loss, or add losses in '
+                             'the layers (add_loss).')
+        batch = len(_first_array(y_pred)) if y_pred is not None else 1
+        self.metric.update_state(total, sample_weight=torch.tensor(float(batch)))
+        return total
+
+    @property
+    def metrics(self):
+        return [self.metric]
+
+
+class MetricsContainer(object):
+    """`model.compiled_metrics`: the metrics given to `compile`, as stateful metric objects.
+
+    `'accuracy'`/`'acc'` becomes binary, categorical or sparse categorical accuracy from the
+    loss and the shapes seen first, as tf.keras decides.
+    """
+
+    def __init__(self, metrics, loss=None):
+        self._given = metrics or []
+        self._loss = loss
+        self._metrics = None
+
+    def _build(self, y_true, y_pred):
+        given = self._given
+        if isinstance(given, dict):
+            given = [m for value in given.values() for m in (
+                value if isinstance(value, (list, tuple)) else [value])]
+        self._metrics = [self._metric(m, y_true, y_pred) for m in given]
+
+    def _metric(self, identifier, y_true, y_pred):
+        if isinstance(identifier, keras.metrics.Metric):
+            return identifier
+        if identifier in ('accuracy', 'acc'):
+            return self._accuracy(identifier, y_true, y_pred)
+        if isinstance(identifier, str):
+            function = keras.metrics.get(identifier)
+            return keras.metrics.MeanMetricWrapper(function, name=identifier)
+        return keras.metrics.MeanMetricWrapper(identifier, name=identifier.__name__)
+
+    def _accuracy(self, name, y_true, y_pred):
+        loss = self._loss if isinstance(self._loss, str) else getattr(
+            self._loss, '__name__', getattr(self._loss, 'name', '')) or ''
+        true_shape, pred_shape = tuple(np.shape(y_true)), tuple(np.shape(y_pred))
+        if 'binary' in loss or (pred_shape and pred_shape[-1] == 1):
+            return keras.metrics.BinaryAccuracy(name=name)
+        if 'sparse' in loss or len(true_shape) < len(pred_shape) or (
+                true_shape and true_shape[-1] == 1 and pred_shape[-1] != 1):
+            return keras.metrics.SparseCategoricalAccuracy(name=name)
+        return keras.metrics.CategoricalAccuracy(name=name)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        """Updates every metric with a batch."""
+        if isinstance(y_pred, (list, tuple, dict)):
+            y_pred = list(y_pred.values()) if isinstance(y_pred, dict) else y_pred
+            y_true = list(y_true.values()) if isinstance(y_true, dict) else y_true
+            y_true, y_pred = y_true[0], y_pred[0]
+        if self._metrics is None:
+            self._build(y_true, y_pred)
+        for metric in self._metrics:
+            metric.update_state(y_true, _detach(y_pred), sample_weight=sample_weight)
+
+    @property
+    def metrics(self):
+        return list(self._metrics or [])
+
+
+def _detach(value):
+    return value.detach() if isinstance(value, torch.Tensor) else value
+
+
+class Model(keras.Model):
+    """tf.keras 2's `Model`: Keras 2.3.1's, with `train_step`/`test_step`/`predict_step`,
+    eager calls, `compiled_loss`, `compiled_metrics` and datasets (see the module docstring).
+    """
+
+    def _eager_steps(self):
+        cls = type(self)
+        return (getattr(self, '_torchk_run_eagerly', False)
+                or any(getattr(cls, name) is not getattr(Model, name)
+                       for name in ('train_step', 'test_step', 'predict_step')))
+
+    def compile(self, optimizer='rmsprop', loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
+                jit_compile=None, **kwargs):
+        """Configures the model for training (tf.keras' arguments; `steps_per_execution`
+        and `jit_compile` are accepted and have no effect)."""
+        self._torchk_run_eagerly = bool(run_eagerly)
+        optimizer = tf_optimizers.get(optimizer) if optimizer is not None else None
+        self.compiled_loss = LossesContainer(loss, loss_weights,
+                                             getattr(self, 'output_names', None))
+        self.compiled_metrics = MetricsContainer(metrics, loss)
+        if self._eager_steps():
+            self.optimizer = optimizer
+            self.loss = loss
+            return
+        with symbolic_losses():
+            super(Model, self).compile(optimizer, loss=loss, metrics=metrics,
+                                       loss_weights=loss_weights,
+                                       weighted_metrics=weighted_metrics, **kwargs)
+
+    @property
+    def losses(self):
+        if _in_symbolic_block() or '_torchk_eager_programs' not in self.__dict__:
+            return super(Model, self).losses
+        return eager.layer_losses(self)
+
+    @property
+    def metrics(self):
+        if not self._eager_steps() or not hasattr(self, 'compiled_loss'):
+            return super(Model, self).metrics
+        return (self.compiled_loss.metrics + self.compiled_metrics.metrics
+                + list(self._metrics))
+
+    def compute_output_shape(self, input_shape):
+        """For a subclassed model, the shapes of `call` on placeholders of `input_shape`
+        (Keras 2.3.1 asks for them when a model is called on Keras tensors)."""
+        if self._is_graph_network:
+            return super(Model, self).compute_output_shape(input_shape)
+        outputs = self.call(_placeholders(input_shape))
+        if isinstance(outputs, (list, tuple)):
+            return [K.int_shape(o) for o in outputs]
+        return K.int_shape(outputs)
+
+    @property
+    def run_eagerly(self):
+        return self._eager_steps()
+
+    @property
+    def distribute_strategy(self):
+        return None
+
+    # The steps, as tf.keras 2 defines them.
+    def train_step(self, data):
+        """One training step on a batch `data`; returns the logs (name -> value)."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        with torch.enable_grad():
+            y_pred = self(x, training=True)
+            loss = self.compute_loss(x, y, y_pred, sample_weight)
+        variables = self.trainable_weights
+        grads = torch.autograd.grad(loss, variables, allow_unused=True)
+        self.optimizer.apply_gradients(zip(grads, variables))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def test_step(self, data):
+        """One evaluation step on a batch `data`; returns the logs."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        with torch.no_grad():
+            y_pred = self(x, training=False)
+            self.compute_loss(x, y, y_pred, sample_weight)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def predict_step(self, data):
+        """The model's outputs for a batch `data`."""
+        x, _, _ = unpack_x_y_sample_weight(data)
+        with torch.no_grad():
+            return self(x, training=False)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None):
+        """`compiled_loss` of a batch, with the model's added losses."""
+        return self.compiled_loss(y, y_pred, sample_weight,
+                                  regularization_losses=self.losses)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight):
+        """Updates `compiled_metrics` and returns every metric's result."""
+        if y is not None:
+            self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self):
+        """`{name: result}` of `self.metrics`."""
+        return {m.name: m.result() for m in self.metrics}
+
+    def reset_metrics(self):
+        if not self._eager_steps():
+            return super(Model, self).reset_metrics()
+        for metric in self.metrics:
+            metric.reset_states()
+
+    # Loops.
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
+            validation_split=0., validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None,
+            validation_steps=None, validation_batch_size=None, validation_freq=1,
+            max_queue_size=10, workers=1, use_multiprocessing=False, **kwargs):
+        """Trains the model (tf.keras' `fit`: `x` may also be a dataset or a generator)."""
+        verbose = 1 if verbose == 'auto' else verbose
+        if not self._eager_steps():
+            return self._keras_fit(
+                x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
+                callbacks=callbacks, validation_split=validation_split,
+                validation_data=validation_data, shuffle=shuffle, class_weight=class_weight,
+                sample_weight=sample_weight, initial_epoch=initial_epoch,
+                steps_per_epoch=steps_per_epoch, validation_steps=validation_steps,
+                validation_freq=validation_freq, max_queue_size=max_queue_size,
+                workers=workers, use_multiprocessing=use_multiprocessing, **kwargs)
+        if validation_split and not _is_array_data(x):
+            raise ValueError('validation_split needs array data; for a dataset or generator '
+                             'give validation_data.')
+        if class_weight is not None:
+            if not _is_array_data(x) or y is None:
+                raise ValueError('class_weight needs array data x and y; for a dataset give '
+                                 'sample weights in its batches, (x, y, sample_weight).')
+            sample_weight = _class_sample_weights(y, class_weight, sample_weight)
+        if validation_split:
+            size = len(_first_array(x))
+            split = int(size * (1. - validation_split))
+            validation_data = (_take(x, slice(split, None)), _take(y, slice(split, None)))
+            x, y = _take(x, slice(0, split)), _take(y, slice(0, split))
+            sample_weight = _take(sample_weight, slice(0, split))
+        train = _Batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        val = None
+        if validation_data is not None:
+            val = (_Batches(*_validation_tuple(validation_data),
+                            batch_size=validation_batch_size or batch_size,
+                            steps=validation_steps))
+        return self._eager_fit(train, val, epochs, verbose, callbacks, initial_epoch,
+                               validation_freq)
+
+    def _keras_fit(self, x, y, **kwargs):
+        arrays = x is None or _is_array_data(x)
+        validation_data = kwargs.get('validation_data')
+        if validation_data is not None and not (
+                isinstance(validation_data, (list, tuple))
+                and all(_is_array_data(v) for v in validation_data if v is not None)):
+            val = _Batches(validation_data, steps=kwargs.pop('validation_steps'))
+            kwargs['validation_steps'] = _count_steps(val)
+            kwargs['validation_data'] = _numpy_batches(val)
+        if arrays:
+            with symbolic_losses():
+                return super(Model, self).fit(x, y, **kwargs)
+        batches = _Batches(x, steps=kwargs['steps_per_epoch'])
+        steps = _count_steps(batches)
+        generator_kwargs = {k: kwargs[k] for k in (
+            'epochs', 'verbose', 'callbacks', 'validation_data', 'validation_steps',
+            'validation_freq', 'class_weight', 'initial_epoch')}
+        with symbolic_losses():
+            return self.fit_generator(_numpy_batches(batches), steps_per_epoch=steps,
+                                      shuffle=False, **generator_kwargs)
+
+    def _eager_fit(self, train, val, epochs, verbose, callbacks, initial_epoch,
+                   validation_freq):
+        self.history = keras_callbacks.History()
+        callback_list = keras_callbacks.CallbackList(
+            ([_Progress(verbose)] if verbose else []) + list(callbacks or [])
+            + [self.history])
+        callback_list.set_model(self)
+        callback_list.set_params({'epochs': epochs, 'steps': train.steps, 'verbose': verbose,
+                                  'do_validation': val is not None, 'batch_size': None,
+                                  'samples': None, 'metrics': []})
+        self.stop_training = False
+        callback_list.on_train_begin()
+        for epoch in range(initial_epoch, epochs):
+            self.reset_metrics()
+            callback_list.on_epoch_begin(epoch)
+            logs = {}
+            for step, batch in enumerate(train.epoch()):
+                callback_list.on_batch_begin(step, {'batch': step, 'size': 1})
+                logs = {k: _value(v) for k, v in self.train_step(
+                    batch if len(batch) > 1 else batch[0]).items()}
+                callback_list.on_batch_end(step, dict(logs, batch=step, size=1))
+                if self.stop_training:
+                    break
+            epoch_logs = dict(logs)
+            if val is not None and _runs_validation(validation_freq, epoch):
+                val_logs = self._eager_evaluate(val)
+                epoch_logs.update(('val_' + k, v) for k, v in val_logs.items())
+            callback_list.on_epoch_end(epoch, epoch_logs)
+            if self.stop_training:
+                break
+        callback_list.on_train_end()
+        return self.history
+
+    def _eager_evaluate(self, batches):
+        self.reset_metrics()
+        logs = {}
+        for batch in batches.epoch():
+            logs = self.test_step(batch if len(batch) > 1 else batch[0])
+        return {k: _value(v) for k, v in logs.items()}
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False, **kwargs):
+        """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
+        `return_dict=True` returns `{name: value}`)."""
+        if self._eager_steps():
+            logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps))
+            if return_dict:
+                return logs
+            values = list(logs.values())
+            return values[0] if len(values) == 1 else values
+        with symbolic_losses():
+            if x is None or _is_array_data(x):
+                result = super(Model, self).evaluate(
+                    x, y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight,
+                    steps=steps, callbacks=callbacks, **kwargs)
+            else:
+                result = self._evaluate_batches(_Batches(x, steps=steps))
+        if return_dict:
+            values = result if isinstance(result, list) else [result]
+            return dict(zip(self.metrics_names, [float(v) for v in values]))
+        return result
+
+    def _evaluate_batches(self, batches):
+        """Keras' `evaluate` over batches: the loss averaged over samples, the (stateful)
+        metrics as they stand after the last batch. (Keras 2.3.1's `evaluate_generator`
+        returns the last batch's loss.)"""
+        self.reset_metrics()
+        total, count, outputs = 0., 0, None
+        for batch in _numpy_batches_once(batches):
+            x, y, sample_weight = unpack_x_y_sample_weight(batch)
+            outputs = super(Model, self).test_on_batch(
+                x, y, sample_weight=sample_weight, reset_metrics=False)
+            outputs = outputs if isinstance(outputs, list) else [outputs]
+            size = len(_first_array(x))
+            total, count = total + float(outputs[0]) * size, count + size
+        if outputs is None:
+            raise ValueError('evaluate got no batch.')
+        result = [total / count] + [float(v) for v in outputs[1:]]
+        return result if len(result) > 1 else result[0]
+
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
+        """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
+        if self._eager_steps() or not self._is_graph_network and not self.built:
+            outputs = [self.predict_step(batch if len(batch) > 1 else batch[0])
+                       for batch in _Batches(x, batch_size=batch_size, steps=steps).epoch()]
+            return _concatenate(outputs)
+        with symbolic_losses():
+            if _is_array_data(x):
+                return super(Model, self).predict(x, batch_size=batch_size, verbose=verbose,
+                                                  steps=steps, callbacks=callbacks, **kwargs)
+            batches = _Batches(x, steps=steps)
+            return self.predict_generator(_numpy_batches(batches),
+                                          steps=_count_steps(batches), callbacks=callbacks,
+                                          verbose=verbose)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       reset_metrics=True, return_dict=False):
+        """One training step (tf.keras' `train_on_batch`)."""
+        if not self._eager_steps():
+            with symbolic_losses():
+                return super(Model, self).train_on_batch(
+                    x, y, sample_weight=sample_weight, class_weight=class_weight,
+                    reset_metrics=reset_metrics)
+        if reset_metrics:
+            self.reset_metrics()
+        logs = {k: _value(v) for k, v in self.train_step(_to_tensor(
+            pack_x_y_sample_weight(x, y, sample_weight))).items()}
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
+
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
+             **kwargs):
+        """Saves the model as HDF5 (`.h5`, or a path without extension: see
+        `torchk.keras.models.save_model`)."""
+        from . import models
+        models.save_model(self, filepath, overwrite=overwrite,
+                          include_optimizer=include_optimizer, save_format=save_format)
+
+
+def _class_sample_weights(y, class_weight, sample_weight):
+    """Per-sample weights from `class_weight` (`{class index: weight}`), times
+    `sample_weight`; the class of a one-hot row is its argmax."""
+    labels = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(
+        len(labels))
+    weights = np.array([class_weight.get(int(label), 1.) for label in labels], dtype='float32')
+    if sample_weight is not None:
+        weights = weights * np.asarray(sample_weight, dtype='float32')
+    return weights
+
+
+def _placeholders(shape):
+    if isinstance(shape, list):
+        return [_placeholders(s) for s in shape]
+    if isinstance(shape, dict):
+        return {k: _placeholders(s) for k, s in shape.items()}
+    return K.placeholder(shape=tuple(shape))
+
+
+def _validation_tuple(validation_data):
+    if isinstance(validation_data, (list, tuple)) and _is_array_data(validation_data[0]):
+        return tuple(validation_data) + (None,) * (3 - len(validation_data))
+    return (validation_data, None, None)
+
+
+def _runs_validation(freq, epoch):
+    if isinstance(freq, int):
+        return (epoch + 1) % freq == 0
+    return epoch + 1 in freq
+
+
+def _concatenate(outputs):
+    if not outputs:
+        raise ValueError('predict got no batch.')
+    first = outputs[0]
+    if isinstance(first, (list, tuple)):
+        return [_concatenate([o[i] for o in outputs]) for i in range(len(first))]
+    if isinstance(first, dict):
+        return {k: _concatenate([o[k] for o in outputs]) for k in first}
+    return np.concatenate([o.detach().cpu().numpy() if isinstance(o, torch.Tensor)
+                           else np.asarray(o) for o in outputs])
+
+
+class Sequential(Model, keras.Sequential):
+    """tf.keras 2's `Sequential`: Keras 2.3.1's, with the `Model` additions above."""
