@@ -11,6 +11,7 @@ import keras
 
 from tf_keras_fixtures import OPS_DIR
 from torchk.layers import TFOpLambda, tf_ops
+from torchk.saving import op_layer_nodes
 
 TENSOR_0 = {'class_name': '__tensor__', 'index': 0}
 TENSOR_1 = {'class_name': '__tensor__', 'index': 1}
@@ -40,8 +41,8 @@ TENSOR_1 = {'class_name': '__tensor__', 'index': 1}
          'slice_spec': [{'start': None, 'stop': None, 'step': None}, 0]}}}]]),
 ], ids=['constant', 'tensor_keyword', 'constant_first', 'tensor_list', 'slice'])
 def test_tf_keras_node_becomes_keras2_node(tf_keras_node, keras2_node):
-    assert tf_ops.keras2_node(tf_keras_node) == keras2_node
-    assert tf_ops.keras2_node(keras2_node) == keras2_node
+    assert op_layer_nodes.keras2_node(tf_keras_node) == keras2_node
+    assert op_layer_nodes.keras2_node(keras2_node) == keras2_node
 
 
 def test_unknown_op_names_layer_and_op():

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import torchk.tf as tf
-from torchk import compiled
+from torchk.passes import compiled
 
 
 def test_gradient_of_a_watched_constant():

@@ -28,6 +28,7 @@ from keras.utils.generic_utils import Progbar
 from .. import config
 from . import eager
 from . import optimizers as tf_optimizers
+from .saving import save_model
 
 _symbolic = threading.local()
 
@@ -671,8 +672,7 @@ class Model(keras.Model):
              **kwargs):
         """Saves the model as HDF5 (`.h5`, or a path without extension: see
         `torchk.keras.models.save_model`)."""
-        from . import models
-        models.save_model(self, filepath, overwrite=overwrite,
+        save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
 
 

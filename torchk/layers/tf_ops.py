@@ -25,14 +25,12 @@ from keras import backend as K
 from keras.engine import network
 from keras.engine.base_layer import Layer
 
+from ..saving.op_layer_nodes import TENSOR, keras2_network_config
 from ..tf.op_table import OPS
 
 __all__ = ['TFOpLambda', 'SlicingOpLambda']
 
-_CONSTANT_VALUE = '_CONSTANT_VALUE'
-_TENSOR = '__tensor__'
 _ELLIPSIS = '__ellipsis__'
-_CALL_STRUCTURE = 'call_structure'
 
 
 class TFOpLambda(Layer):
@@ -66,7 +64,7 @@ class TFOpLambda(Layer):
 
     def call(self, inputs, call_structure=None):
         if call_structure is None:
-            call_structure = {'args': {'class_name': _TENSOR, 'index': 0}, 'kwargs': {}}
+            call_structure = {'args': {'class_name': TENSOR, 'index': 0}, 'kwargs': {}}
         tensors = inputs if isinstance(inputs, list) else [inputs]
         self._call_structure = call_structure
         self._input_dtypes = [K.dtype(t) for t in tensors]
@@ -132,82 +130,12 @@ def _slices(structure):
 def _fill(structure, tensors):
     """`structure` with each tensor marker replaced by its tensor."""
     if isinstance(structure, dict):
-        if structure.get('class_name') == _TENSOR:
+        if structure.get('class_name') == TENSOR:
             return tensors[structure['index']]
         return {key: _fill(value, tensors) for key, value in structure.items()}
     if isinstance(structure, list):
         return [_fill(item, tensors) for item in structure]
     return structure
-
-
-def _is_tensor_reference(data):
-    """Whether `data` is tf.keras' `[layer_name, node_index, tensor_index(, kwargs)]`."""
-    return (isinstance(data, list) and len(data) in (3, 4) and isinstance(data[0], str)
-            and isinstance(data[1], int) and (len(data) == 3 or isinstance(data[3], dict)))
-
-
-def _is_keras2_node(node_data):
-    """Whether `node_data` is already Keras 2.3.1's list of inputs with `call_structure`."""
-    return (isinstance(node_data, list) and node_data
-            and all(_is_tensor_reference(entry) and len(entry) == 4
-                    and _CALL_STRUCTURE in entry[3] for entry in node_data))
-
-
-def keras2_node(node_data):
-    """Rewrites one tf.keras inbound node of a `TFOpLambda` into Keras 2.3.1's form.
-
-    # Arguments
-        node_data: tf.keras' node: one `[layer, node_index, tensor_index, kwargs]` entry,
-            or a nested list of them (the op's first argument is a list of tensors).
-
-    # Returns
-        A list of `[layer, node_index, tensor_index, {'call_structure': ...}]`, one per
-        tensor the op uses (unchanged if `node_data` is already in that form).
-    """
-    if _is_keras2_node(node_data):
-        return node_data
-    references = []
-    last_kwargs = [{}]
-
-    def tensor(entry):
-        references.append(list(entry[:3]))
-        return {'class_name': _TENSOR, 'index': len(references) - 1}
-
-    def first_argument(data):
-        if _is_tensor_reference(data):
-            if len(data) == 4:
-                last_kwargs[0] = data[3]
-            if data[0] == _CONSTANT_VALUE:
-                return data[2]
-            return tensor(data)
-        if isinstance(data, list):
-            return [first_argument(item) for item in data]
-        return data
-
-    def keyword_argument(data):
-        if _is_tensor_reference(data) and len(data) == 3:
-            return tensor(data)
-        if isinstance(data, list):
-            return [keyword_argument(item) for item in data]
-        if isinstance(data, dict):
-            return {key: keyword_argument(value) for key, value in data.items()}
-        return data
-
-    args = first_argument(node_data)
-    kwargs = keyword_argument(last_kwargs[0])
-    structure = {'args': args, 'kwargs': kwargs}
-    return [reference + [{_CALL_STRUCTURE: structure}] for reference in references]
-
-
-def keras2_network_config(config):
-    """`config` (a functional model's) with its op layers' inbound nodes in Keras 2.3.1's form."""
-    layers = []
-    for layer in config.get('layers', []):
-        if layer.get('class_name') in ('TFOpLambda', 'SlicingOpLambda'):
-            layer = dict(layer, inbound_nodes=[keras2_node(node)
-                                               for node in layer['inbound_nodes']])
-        layers.append(layer)
-    return dict(config, layers=layers)
 
 
 def _install():

@@ -10,6 +10,7 @@ every error names the file (or 'the configuration').
 """
 import os
 
+from . import op_layer_nodes
 from . import safe_mode as safe_mode_gate
 from .errors import CONFIGURATION, ModelFileError
 from .validation import check_functional_config, check_nesting, loading
@@ -164,8 +165,7 @@ def _check_functional(config):
                                                       for layer in config['layers']):
         # Op layers' nodes as Keras 2.3.1 reads them, whichever of the two wrappers of
         # `Network.from_config` runs first.
-        from ..layers import tf_ops
-        config = tf_ops.keras2_network_config(config)
+        config = op_layer_nodes.keras2_network_config(config)
     check_functional_config(config)
 
 

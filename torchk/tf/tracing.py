@@ -2,13 +2,13 @@
 
 TF traces a `tf.function` into a graph for speed; torchk's ops are already eager torch ops,
 so the function runs as it is. With `TORCHK_COMPILE=1` (torchk's compile switch,
-`torchk.compiled`) it is compiled with `torch.compile` on its first call.
+`torchk.passes.compiled`) it is compiled with `torch.compile` on its first call.
 """
 import functools
 
 import torch
 
-from .. import compiled
+from ..passes import compiled
 
 _ACCEPTED = ('input_signature', 'autograph', 'jit_compile', 'reduce_retracing',
              'experimental_relax_shapes', 'experimental_compile', 'experimental_implements',

@@ -10,6 +10,8 @@ addition:
   eager training (`train_step`, `GradientTape` loops): the update is compiled once per list
   of variables and run on the given gradients.
 """
+import importlib
+
 import numpy as np
 import torch
 
@@ -242,4 +244,9 @@ def get(identifier):
     raise ValueError('Could not interpret optimizer identifier: %r' % (identifier,))
 
 
-from . import legacy  # noqa: E402,F401  (its classes are the ones above)
+def __getattr__(name):
+    """`optimizers.legacy` (tf.keras 2.11+), loaded on first use: it re-exports this
+    module's classes."""
+    if name == 'legacy':
+        return importlib.import_module(__name__ + '.legacy')
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))
