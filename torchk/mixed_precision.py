@@ -428,16 +428,6 @@ def _loss_scale_optimizer_class():
     return _LOSS_SCALE_OPTIMIZER
 
 
-@graph.op
-def _where(condition, then_value, else_value):
-    """`then_value` where the scalar `condition` holds, else `else_value`, as a new tensor.
-
-    Not `K.switch`: its op returns the branch itself, an alias the update fusion pass
-    (`fusion.py`) does not expect of an op, so a skipped update could read a buffer it has
-    reused."""
-    return torch.where(condition, then_value, else_value)
-
-
 def _define_loss_scale_optimizer(optimizers, K):
     """Defines `LossScaleOptimizer` on Keras' `Optimizer` (`optimizers`: `keras.optimizers`,
     `K`: `keras.backend`)."""
@@ -547,12 +537,12 @@ def _define_loss_scale_optimizer(optimizers, K):
                                     'that is not a (variable, new value) pair: %r.'
                                     % (type(inner).__name__, update))
                 variable, value = update
-                skipping.append((variable, _where(finite, value, variable)))
+                skipping.append((variable, K.switch(finite, value, variable)))
             counter = self.dynamic_counter + 1
             grow = K.greater_equal(counter, self.dynamic_growth_steps)
-            scale = _where(finite, _where(grow, self.loss_scale * 2., self.loss_scale),
+            scale = K.switch(finite, K.switch(grow, self.loss_scale * 2., self.loss_scale),
                            K.maximum(self.loss_scale / 2., 1.))
-            count = _where(finite, _where(grow, K.zeros_like(counter), counter),
+            count = K.switch(finite, K.switch(grow, K.zeros_like(counter), counter),
                            K.zeros_like(counter))
             self.updates = skipping + [K.update(self.loss_scale, scale),
                                        K.update(self.dynamic_counter, count)]

@@ -54,6 +54,26 @@ def test_output_viewing_an_updated_variable_keeps_pre_update_value(view):
     np.testing.assert_array_equal(value, start - 3)
 
 
+def test_switch_returning_a_branch_keeps_that_branch_intact():
+    """`K.switch` on a scalar returns the branch tensor itself: an op after it must not
+    write into that tensor (a loss-scale optimizer's skip-on-overflow looks like this)."""
+    def build():
+        v, m = K.variable(np.ones(4)), K.variable(np.zeros(4))
+        x = K.placeholder(shape=(4,))
+        new_m = m * 0.9 + x * 2. * 0.1
+        new_v = v - new_m * 0.5
+        finite = K.all(K.greater(x, -1.))
+        updates = [(m, K.switch(finite, new_m, m)), (v, K.switch(finite, new_v, v))]
+        return [x], [], updates, [m, v], [np.ones(4, 'float32')]
+    _, (m, v), _ = _both(build)
+    expected_m, expected_v = 0., 1.
+    for _ in range(3):
+        expected_m = expected_m * 0.9 + 0.2
+        expected_v = expected_v - expected_m * 0.5
+    np.testing.assert_allclose(m, np.full(4, expected_m), rtol=1e-6)
+    np.testing.assert_allclose(v, np.full(4, expected_v), rtol=1e-6)
+
+
 def test_metric_output_sees_post_update_value():
     def build():
         v = K.variable([1., 2.])

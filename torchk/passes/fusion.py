@@ -107,6 +107,10 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
                 result.into[id(node)] = call + (dead[0],)
         if node.fn in _FRESH:
             owned.add(id(result_symbol))
+        else:
+            # a result that may be one of its inputs (`switch` on a scalar returns the branch
+            # taken) keeps that input's memory alive past its last direct read
+            owned.difference_update(id(item) for item in node.inputs)
     return result
 
 
