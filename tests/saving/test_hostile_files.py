@@ -127,6 +127,16 @@ def test_open_hdf5_file_and_stream_load_as_keras_allows(tmp_path):
     np.testing.assert_allclose(keras.models.load_model(stream).predict(x), model.predict(x))
 
 
+def test_gcs_paths_go_to_keras_own_loader(monkeypatch):
+    """Keras 2.3.1 reads `gs://` paths by copying them to a local file (saving.py:454);
+    the dispatch does not look for them on the local disk."""
+    calls = []
+    monkeypatch.setattr(formats, '_keras_load_model',
+                        lambda: lambda path, **kwargs: calls.append(path) or 'model')
+    assert keras.models.load_model('gs://bucket/model.h5') == 'model'
+    assert calls == ['gs://bucket/model.h5']
+
+
 # ---- Damaged files -----------------------------------------------------------------------
 
 def test_truncated_hdf5_names_the_file(tmp_path):

@@ -101,7 +101,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
             code refused in safe mode.
     """
     with safe_mode_gate.scope(safe_mode), loading(_source(filepath)):
-        if isinstance(filepath, (str, os.PathLike)):
+        if isinstance(filepath, (str, os.PathLike)) and not _is_gcs(filepath):
             path = os.fspath(filepath)
             kind = recognise(path)
             if kind == 'saved_model':
@@ -112,6 +112,12 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None):
                 return keras_zip.load(path, custom_objects, compile)
             filepath = path
         return _keras_load_model()(filepath, custom_objects=custom_objects, compile=compile)
+
+
+def _is_gcs(filepath):
+    """A Google Cloud Storage path, which Keras' own loader copies to a local HDF5 file
+    (saving.py:454 `allow_read_from_gcs`)."""
+    return os.fspath(filepath).startswith('gs://')
 
 
 def _keras_load_model():
