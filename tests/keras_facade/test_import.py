@@ -8,6 +8,8 @@ CASES = [
     ('import torchk.keras, keras.backend as K; print(K.backend())', 0, 'torchk.core'),
     ('import keras.backend as K; K.backend = lambda: "tensorflow"; import torchk.keras', 1,
      "already imported with the 'tensorflow' backend"),
+    ('import keras; keras.__version__ = "2.2.5"; import torchk.keras', 1,
+     'torchk.keras (tf.keras on torchk) needs Keras 2.3.1'),
 ]
 
 

@@ -10,7 +10,9 @@ and `tf_keras.X` from `torchk.keras.X`.
 Importing this package sets `KERAS_BACKEND=torchk.core` and imports Keras 2.3.1.
 
 # Raises
-    ImportError: if Keras was already imported with another backend.
+    ImportError: if Keras was already imported with another backend, or the Keras
+        installed is not 2.3.1 (the facade builds on 2.3.1's engine; multi-backend Keras
+        2.2.x code runs on torchk without it).
 """
 import os
 import sys
@@ -25,6 +27,11 @@ else:
     os.environ['KERAS_BACKEND'] = 'torchk.core'
 
 import keras as _keras  # noqa: E402
+
+if _keras.__version__ != '2.3.1':
+    raise ImportError('torchk.keras (tf.keras on torchk) needs Keras 2.3.1, the last '
+                      'multi-backend release; Keras %s is installed: pip install keras==2.3.1.'
+                      % _keras.__version__)
 
 from . import eager as _eager  # noqa: E402
 
