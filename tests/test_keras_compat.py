@@ -123,6 +123,7 @@ def test_install_patches_modules_already_imported(tmp_path):
     out = check(run_python(tmp_path, '''
         import sys, types
         base_layer = sys.modules['keras.engine.base_layer'] = types.ModuleType('base_layer')
+        base_layer.Layer = type('Layer', (), {'add_weight': lambda self, *args: None})
         from torchk import keras_compat
         keras_compat.install()
         exec("print('tracking', 1, 'w')\\nprint('kept', end='')", vars(base_layer))

@@ -35,7 +35,8 @@ def exportable_fixtures(applications=APPLICATIONS_IN_CI):
 
 def loaded_fixture(name, directory):
     """The fixture model loaded with Keras, its inputs and TensorFlow's predictions."""
-    model = keras.models.load_model(_model_file(MAIN_DIALECT, name, directory), compile=False)
+    model = keras.models.load_model(_model_file(MAIN_DIALECT, name, directory), compile=False,
+                                    safe_mode=False)  # the lambda_model fixture: trusted
     inputs, _, predictions, _ = _arrays(MAIN_DIALECT, name)
     return model, inputs, predictions
 

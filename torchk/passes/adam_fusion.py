@@ -302,6 +302,10 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
             [ms[i] for i in indices], [vs[i] for i in indices], [],
             [_infinite_step(device)] * len(indices), lr=lr_t, beta1=beta_1, beta2=beta_2,
             weight_decay=0., eps=epsilon, amsgrad=False, maximize=False)
+        # the fused kernel leaves version counters alone; readers of the weights (folded
+        # inference weights, to_torch's caches) see a write through them
+        torch.autograd.graph.increment_version(
+            [t for i in indices for t in (params[i], ms[i], vs[i])])
     for i in sorted(set(range(len(params))) - set(fused)):
         p, g, m, v = params[i], grads[i], ms[i], vs[i]
         m.mul_(beta_1).add_(g * (1. - beta_1))
