@@ -74,25 +74,35 @@ def test_mixed_precision_h5_loads_in_float32_with_one_warning(dialect, policy, c
 @pytest.mark.parametrize('dialect', DIALECTS)
 @pytest.mark.parametrize('policy', list(MIXED))
 @pytest.mark.parametrize('suffix', ['.h5', '.keras'])
-def test_mixed_precision_files_honour_the_global_policy(dialect, policy, suffix):
+@pytest.mark.parametrize('compile', [False, True])
+def test_mixed_precision_files_honour_the_global_policy(dialect, policy, suffix, compile):
+    """Under mixed_float16 `compile` wraps the optimizer in a LossScaleOptimizer, whose inner
+    optimizer takes the saved state."""
     from torchk import mixed_precision
     data = _arrays(dialect, policy)
     mixed_precision.set_global_policy(policy)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter('always')
-            model = keras.models.load_model(_fixture(dialect, policy, suffix), compile=False)
-        assert not [w for w in caught if 'dtype policy' in str(w.message)]
+            model = keras.models.load_model(_fixture(dialect, policy, suffix), compile=compile)
+        assert not [w for w in caught if 'dtype policy' in str(w.message)
+                    or 'optimizer state was not restored' in str(w.message)]
         hidden, output = model.layers[1], model.layers[-1]
         assert mixed_precision.layer_policy(hidden).name == policy
         assert K.dtype(hidden.kernel) == 'float32'
         assert mixed_precision.layer_policy(output).name == 'float32'
         assert K.dtype(hidden.output) == mixed_precision.Policy(policy).compute_dtype
         prediction = model.predict(data['x0'])
+        if compile:
+            assert K.get_value(model.optimizer.iterations) == 1
+            model.train_on_batch(data['x0'], data['y0'])
+            step = model.predict(data['x0'])
     finally:
         mixed_precision.set_global_policy('float32')
     assert prediction.dtype == np.float32
     _assert_close(prediction, data['pred0'], MIXED[policy])
+    if compile:
+        _assert_close(step, data['step0'], MIXED[policy])
 
 
 def _mlp_batchnorm():

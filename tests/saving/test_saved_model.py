@@ -1,6 +1,8 @@
 """SavedModel directories written by tf.keras 2.15 and tf_keras 2.21 load without TensorFlow
 (torchk.saving.saved_model), predict as TensorFlow did, and train on from the saved optimizer
-state; damaged directories raise ModelFileError naming the file and the fault."""
+state; the models saved under mixed_float16 / mixed_bfloat16 compute in float32 with a warning,
+or in their policy when it is turned on; damaged directories raise ModelFileError naming the
+file and the fault."""
 import json
 import os
 import shutil
@@ -9,7 +11,9 @@ import warnings
 import pytest
 
 import keras
+from keras import backend as K
 
+from torchk import mixed_precision
 from torchk.saving import protos, saved_model
 from torchk.saving.errors import ModelFileError
 
@@ -17,6 +21,7 @@ from torchk.saving.tensor_bundle import read_table
 
 from .saved_model_files import (DIALECTS, MODELS, arrays, max_relative_difference, table,
                                 unpack)
+from .test_keras_zip import MIXED
 
 
 def _load(path, compile):
@@ -164,3 +169,73 @@ def test_huge_declared_shape_is_refused_before_reading(mlp_dir):
                                              r"2147483648\] .* is declared as 192") as error:
         saved_model.load(mlp_dir)
     assert error.value.path == index
+
+
+# The mixed precision models (tests/fixtures/make_tf_keras_zips.py's, saved as directories):
+# each fixture's policy. Under mixed_float16 tf.keras wraps the optimizer in a
+# LossScaleOptimizer: TF 2.11+'s over SGD, and TF 2.4-2.10's over the legacy SGD with momentum.
+MIXED_MODELS = {'mixed_float16': 'mixed_float16', 'mixed_bfloat16': 'mixed_bfloat16',
+                'mixed_float16_legacy_optimizer': 'mixed_float16'}
+
+
+def _assert_restored_and_trains(model, dialect, name):
+    """The saved optimizer state (one step taken) is restored, and one more step gives
+    TensorFlow's next predictions within the policy's precision."""
+    inputs, targets, _, steps = arrays(dialect, name)
+    assert keras.backend.get_value(model.optimizer.iterations) == 1
+    model.train_on_batch(inputs, targets)
+    assert max_relative_difference(model.predict(inputs), steps) < MIXED[MIXED_MODELS[name]]
+
+
+@pytest.mark.parametrize('compile', [False, True])
+@pytest.mark.parametrize('name', list(MIXED_MODELS))
+@pytest.mark.parametrize('dialect', DIALECTS)
+def test_mixed_precision_directory_loads_in_float32_with_one_warning(dialect, name, compile,
+                                                                     tmp_path):
+    policy = MIXED_MODELS[name]
+    path = unpack(dialect, name, tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        model = keras.models.load_model(path, compile=compile)
+    messages = [str(w.message) for w in caught]
+    assert len([m for m in messages if 'dtype policy' in m]) == 1
+    assert [m for m in messages if '%s dtype policy: the model computes in float32' % policy
+            in m]
+    assert not [m for m in messages if 'optimizer state was not restored' in m]
+    assert all(K.dtype(layer.output) == 'float32' for layer in model.layers)
+    inputs, _, predictions, _ = arrays(dialect, name)
+    assert max_relative_difference(model.predict(inputs), predictions) < MIXED[policy]
+    if compile:
+        assert type(model.optimizer).__name__ == 'SGD'
+        _assert_restored_and_trains(model, dialect, name)
+
+
+@pytest.mark.parametrize('compile', [False, True])
+@pytest.mark.parametrize('name', list(MIXED_MODELS))
+@pytest.mark.parametrize('dialect', DIALECTS)
+def test_mixed_precision_directory_honours_the_global_policy(dialect, name, compile, tmp_path):
+    """With the policy turned on before loading, the hidden layers compute in its half type
+    and the output layer (saved with a float32 policy) in float32; under mixed_float16 the
+    LossScaleOptimizer takes the saved count of finite steps."""
+    policy = MIXED_MODELS[name]
+    path = unpack(dialect, name, tmp_path)
+    mixed_precision.set_global_policy(policy)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter('always')
+            model = keras.models.load_model(path, compile=compile)
+        assert not [w for w in caught if 'dtype policy' in str(w.message)
+                    or 'optimizer state was not restored' in str(w.message)]
+        hidden, output = model.layers[1:3], model.layers[-1]
+        compute_dtype = mixed_precision.Policy(policy).compute_dtype
+        assert [K.dtype(layer.output) for layer in hidden] == [compute_dtype] * 2
+        assert K.dtype(output.output) == 'float32'
+        inputs, _, predictions, _ = arrays(dialect, name)
+        assert max_relative_difference(model.predict(inputs), predictions) < MIXED[policy]
+        if compile:
+            if policy == 'mixed_float16':
+                assert isinstance(model.optimizer, mixed_precision.LossScaleOptimizer)
+                assert K.get_value(model.optimizer.dynamic_counter) == 1
+            _assert_restored_and_trains(model, dialect, name)
+    finally:
+        mixed_precision.set_global_policy('float32')

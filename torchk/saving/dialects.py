@@ -823,22 +823,36 @@ def optimizer_state(optimizer, names, values, trainable_weights):
     return state
 
 
+# A tf.keras LossScaleOptimizer's variables (their last name part): torchk's
+# `LossScaleOptimizer` attribute that takes each.
+LOSS_SCALE_VARIABLES = {'current_loss_scale': 'loss_scale', 'good_steps': 'dynamic_counter'}
+
+
 def restore_optimizer_state(model, names, values):
     """Sets a compiled model's optimizer state from a saved one (tf.keras slot `names`, numpy
     `values`) where it maps onto the Keras optimizer; otherwise warns that training starts
-    with a fresh optimizer."""
+    with a fresh optimizer. A `torchk.mixed_precision.LossScaleOptimizer` (compiled under
+    `mixed_float16`) gets the state into its inner optimizer, and the saved loss scale and
+    count of finite steps where the file has them."""
+    from .. import mixed_precision
+    from keras import backend as K
     model._make_train_function()
-    state = optimizer_state(model.optimizer, names, values, model._collected_trainable_weights)
+    optimizer = model.optimizer
+    if isinstance(optimizer, mixed_precision.LossScaleOptimizer):
+        for name, value in zip(names, values):
+            attribute = LOSS_SCALE_VARIABLES.get(name.split(':')[0].split('/')[-1])
+            if attribute is not None:
+                K.set_value(getattr(optimizer, attribute), value)
+        optimizer = optimizer.inner_optimizer
+    state = optimizer_state(optimizer, names, values, model._collected_trainable_weights)
     if state is None:
         return
     if isinstance(state, str):
         warnings.warn('The saved optimizer state was not restored (%s): the model starts '
                       'training with a fresh optimizer.' % state)
         return
-    optimizer = model.optimizer
     if optimizer.weights and optimizer.weights[0] is not optimizer.iterations:
         # Keras 2.2's RMSprop, Adagrad and Adadelta keep no iteration count in their weights
-        from keras import backend as K
         K.set_value(optimizer.iterations, state[0])
         state = state[1:]
     try:

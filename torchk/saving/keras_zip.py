@@ -244,7 +244,10 @@ def _compile(model, config, root, trainable, custom_objects, path):
         raise ModelFileError(path, 'its compile_config does not compile the model (%s: %s); '
                              'load it with compile=False and compile it yourself'
                              % (type(e).__name__, e)) from e
+    from .. import mixed_precision
     optimizer = model.optimizer
+    if isinstance(optimizer, mixed_precision.LossScaleOptimizer):  # the policy mixed_float16's
+        optimizer = optimizer.inner_optimizer
     state = weights_h5.optimizer_weights(
         root, path, {'class_name': type(optimizer).__name__, 'config': optimizer.get_config()},
         trainable)

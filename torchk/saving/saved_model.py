@@ -253,7 +253,10 @@ def _optimizer_state(graph, saved_weights):
     Legacy optimizers (OptimizerV2) list their slots as (original variable node, slot name,
     slot variable node) references; the optimizers of TF 2.11+ keep every variable in their
     `_variables` list (the iteration count first), each slot named
-    `<optimizer>/<slot>/<variable name>`.
+    `<optimizer>/<slot>/<variable name>`. A LossScaleOptimizer's node (mixed_float16) holds
+    its inner optimizer's variables and slots as its own, their names scoped by the `tf.cond`
+    that created them (`cond_1/SGD/iter`), and a `loss_scale` child with the scale and its
+    count of finite steps (`loss_scale/current_loss_scale`, `loss_scale/good_steps`).
 
     # Returns
         (names, values), both empty if the file has no optimizer.
@@ -278,6 +281,7 @@ def _optimizer_state(graph, saved_weights):
     names, values = [], []
     for node in variable_nodes:
         key, full_name = graph.variable(node)
+        full_name = _without_cond_scope(full_name)
         parts = full_name.split('/')
         weight = '/'.join(parts[2:])
         if len(parts) > 2 and weight in by_full_name:
@@ -290,8 +294,19 @@ def _optimizer_state(graph, saved_weights):
                                  'is no weight of the model' % (
                                      slot.slot_name, slot.original_variable_node_id))
         key, full_name = graph.variable(slot.slot_variable_node_id)
-        names.append('%s/%s/%s:0' % (full_name.split('/')[0],
+        names.append('%s/%s/%s:0' % (_without_cond_scope(full_name).split('/')[0],
                                      weight_names[slot.original_variable_node_id],
                                      slot.slot_name))
         values.append(graph.bundle.read(key))
+    loss_scale = children.get('loss_scale')
+    if loss_scale is not None:
+        for name, node in sorted(graph.children(loss_scale).items()):
+            names.append('loss_scale/%s:0' % name)
+            values.append(graph.bundle.read(graph.variable(node)[0]))
     return names, values
+
+
+def _without_cond_scope(full_name):
+    """A variable's name without the `cond/` or `cond_<n>/` scope of the `tf.cond` in which
+    a LossScaleOptimizer had its inner optimizer create it."""
+    return re.sub(r'^cond(_\d+)?/', '', full_name)
