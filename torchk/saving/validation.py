@@ -116,11 +116,14 @@ def install(base_layer):
     keras_add_weight = base_layer.Layer.add_weight
 
     @functools.wraps(keras_add_weight)
-    def add_weight(self, name=None, shape=None, dtype=None, *args, **kwargs):
+    def add_weight(self, *args, **kwargs):
+        # passed on as given: Keras 2.2's add_weight takes at most two positional arguments
+        named = dict(zip(('name', 'shape', 'dtype'), args), **kwargs)
+        name, shape = named.get('name'), named.get('shape')
         if _LOAD_BYTES.get() is not None and shape is not None:
-            charge(_weight_bytes(self, name, shape, dtype),
+            charge(_weight_bytes(self, name, shape, named.get('dtype')),
                    'layer %r weight %r of shape %s' % (self.name, name, tuple(shape)))
-        return keras_add_weight(self, name, shape, dtype, *args, **kwargs)
+        return keras_add_weight(self, *args, **kwargs)
     base_layer.Layer.add_weight = add_weight
 
 
