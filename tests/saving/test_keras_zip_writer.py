@@ -16,7 +16,8 @@ from torchk.saving import keras_zip, keras_zip_writer
 HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'fixtures',
                     'torchk_zips')
 DIALECTS = ['tf.keras-2.15.1', 'tf_keras-2.21.0']
-MODELS = ['mlp_batchnorm', 'cnn', 'text_rnn_masked', 'two_inputs']
+MODELS = ['mlp_batchnorm', 'cnn', 'text_rnn_masked', 'two_inputs', 'nested_separable',
+          'wrappers_nested', 'attention']
 
 
 def _data(name):

@@ -35,6 +35,10 @@ _OBJECT_MODULES = {'_initializer': 'keras.initializers', '_regularizer': 'keras.
 # torchk layers that are not tf.keras classes (torchk's own, or tf.keras' v1 names only).
 _NOT_IN_TF_KERAS = ('TorchModule', 'CuDNNLSTM', 'CuDNNGRU', 'TFOpLambda', 'SlicingOpLambda')
 
+# Configuration keys that tf.keras added after 2.13, by layer class, with the value at which
+# leaving them out computes the same: dropped there, so that every tf.keras 2.13+ reads them.
+_KEYS_OF_LATER_TF_KERAS = {('MultiHeadAttention', 'softmax_robust_masking'): False}
+
 # Keras 2.3.1 optimizer arguments that tf.keras 2.11+ optimizers lack, with the value at which
 # dropping them computes the same.
 _DROPPED_OPTIMIZER_ARGUMENTS = {'decay': (0, 0.0)}
@@ -197,6 +201,9 @@ def _translate_layer_config(config, layer):
             entry = dict(entry)
             nested = _layer_config(layers[entry['config']['name']])
             nested.update({k: v for k, v in entry.items() if k not in ('class_name', 'config')})
+            if entry['class_name'] in dialects.CALL_TENSOR_KEYWORDS:
+                nested['inbound_nodes'] = [_keyword_node(node, entry['class_name'])
+                                           for node in entry['inbound_nodes']]
             translated.append(nested)
         config['layers'] = translated
         return config
@@ -207,11 +214,29 @@ def _translate_layer_config(config, layer):
     if isinstance(config.get('cells'), list) and hasattr(layer, 'cells'):
         config['cells'] = [_nested_config(cell, entry)
                            for cell, entry in zip(layer.cells, config['cells'])]
+    for (class_name, key), default in _KEYS_OF_LATER_TF_KERAS.items():
+        if type(layer).__name__ == class_name and config.get(key, default) == default:
+            config.pop(key, None)
     for key, value in list(config.items()):
         for suffix, module in _OBJECT_MODULES.items():
             if key.endswith(suffix) and isinstance(value, dict):
                 config[key] = _object_config(value, module)
     return config
+
+
+def _keyword_node(node, class_name):
+    """A Keras 2.3.1 node calling `class_name` on a list of tensors as tf.keras calls it: the
+    first tensor as the input, the others by the keywords of
+    `dialects.CALL_TENSOR_KEYWORDS` (`MultiHeadAttention`'s `value`, `key`,
+    `attention_mask`)."""
+    first, others = node[0], node[1:]
+    keywords = dialects.CALL_TENSOR_KEYWORDS[class_name]
+    if len(others) > len(keywords):
+        raise ValueError('A %s node has %d input tensors, more than tf.keras\' %d call '
+                         'arguments: %r' % (class_name, len(node), len(keywords) + 1, node))
+    kwargs = dict(node[-1][3]) if len(node[-1]) > 3 else {}
+    kwargs.update((keyword, list(entry[:3])) for (keyword, _), entry in zip(keywords, others))
+    return [list(first[:3]) + [kwargs]]
 
 
 def _nested_config(layer, saved):
