@@ -17,7 +17,7 @@ HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                     'torchk_zips')
 DIALECTS = ['tf.keras-2.15.1', 'tf_keras-2.21.0']
 MODELS = ['mlp_batchnorm', 'cnn', 'text_rnn_masked', 'two_inputs', 'nested_separable',
-          'wrappers_nested', 'attention']
+          'wrappers_nested', 'attention', 'op_layers']
 
 
 def _data(name):
@@ -115,3 +115,28 @@ def test_optimizer_decay_is_refused(tmp_path):
     model.compile(keras.optimizers.SGD(learning_rate=0.1, decay=0.01), 'mse')
     with pytest.raises(ValueError, match='SGD has decay=0.0099'):
         keras_zip_writer.save(model, str(tmp_path / 'decay.keras'))
+
+
+@pytest.mark.parametrize('name', ['elementwise_ops', 'shape_ops', 'reduction_ops'])
+def test_op_layers_are_written_in_tf_keras_node_form(name, tmp_path):
+    """TFOpLambda and SlicingOpLambda nodes come out as tf.keras wrote them in its own file
+    (tests/fixtures/tf_keras/ops, made by tf_keras), and load back computing the same."""
+    import h5py
+    ops = os.path.join(os.path.dirname(HERE), 'tf_keras', 'ops')
+    with h5py.File(os.path.join(ops, name + '.h5'), 'r') as f:
+        tf_config = json.loads(f.attrs['model_config'])
+    model = keras.models.load_model(os.path.join(ops, name + '.h5'), compile=False)
+    path = str(tmp_path / (name + '.keras'))
+    keras_zip_writer.save(model, path)
+    written = {layer['name']: layer for layer in _config(path)['config']['layers']}
+    op_layers = [layer for layer in tf_config['config']['layers']
+                 if layer['class_name'] in ('TFOpLambda', 'SlicingOpLambda')]
+    assert op_layers
+    for layer in op_layers:
+        assert written[layer['name']]['inbound_nodes'] == layer['inbound_nodes']
+        assert written[layer['name']]['config']['function'] == layer['config']['function']
+    data = dict(np.load(os.path.join(ops, name + '.npz')))
+    inputs = [data['input_%d' % i] for i in range(len(model.inputs))]
+    for expected, actual in zip(model.predict(inputs),
+                                keras_zip.load(path, compile=False).predict(inputs)):
+        assert np.array_equal(expected, actual)

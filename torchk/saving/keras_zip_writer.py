@@ -22,7 +22,7 @@ import zipfile
 import h5py
 import numpy as np
 
-from . import dialects, weights_h5
+from . import dialects, op_layer_nodes, weights_h5
 from .keras_zip import CONFIG_NAME, WEIGHTS_NAME
 
 METADATA_NAME = 'metadata.json'
@@ -33,7 +33,7 @@ _OBJECT_MODULES = {'_initializer': 'keras.initializers', '_regularizer': 'keras.
                    '_constraint': 'keras.constraints'}
 
 # torchk layers that are not tf.keras classes (torchk's own, or tf.keras' v1 names only).
-_NOT_IN_TF_KERAS = ('TorchModule', 'CuDNNLSTM', 'CuDNNGRU', 'TFOpLambda', 'SlicingOpLambda')
+_NOT_IN_TF_KERAS = ('TorchModule', 'CuDNNLSTM', 'CuDNNGRU')
 
 # Configuration keys that tf.keras added after 2.13, by layer class, with the value at which
 # leaving them out computes the same: dropped there, so that every tf.keras 2.13+ reads them.
@@ -82,7 +82,7 @@ def save(model, filepath, include_optimizer=True, overwrite=True):
     try:
         with zipfile.ZipFile(temporary, 'w', zipfile.ZIP_STORED) as archive:
             archive.writestr(METADATA_NAME, json.dumps(metadata))
-            archive.writestr(CONFIG_NAME, json.dumps(config))
+            archive.writestr(CONFIG_NAME, json.dumps(config, default=_json_value))
             archive.writestr(WEIGHTS_NAME, weights)
         os.chmod(temporary, _mode_for(filepath))
         os.replace(temporary, filepath)
@@ -105,6 +105,14 @@ def saving_keras_zips(save_model):
     wrapper.__name__ = save_model.__name__
     wrapper.__doc__ = save_model.__doc__
     return wrapper
+
+
+def _json_value(value):
+    """numpy values of a configuration (a constant of an op layer) as JSON values."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError('Cannot write %r (%s) into a .keras configuration.'
+                    % (value, type(value).__name__))
 
 
 def _keras_version():
@@ -201,7 +209,10 @@ def _translate_layer_config(config, layer):
             entry = dict(entry)
             nested = _layer_config(layers[entry['config']['name']])
             nested.update({k: v for k, v in entry.items() if k not in ('class_name', 'config')})
-            if entry['class_name'] in dialects.CALL_TENSOR_KEYWORDS:
+            if entry['class_name'] in _OP_LAYERS:
+                nested['inbound_nodes'] = [_op_layer_node(node, entry['name'])
+                                           for node in entry['inbound_nodes']]
+            elif entry['class_name'] in dialects.CALL_TENSOR_KEYWORDS:
                 nested['inbound_nodes'] = [_keyword_node(node, entry['class_name'])
                                            for node in entry['inbound_nodes']]
             translated.append(nested)
@@ -237,6 +248,53 @@ def _keyword_node(node, class_name):
     kwargs = dict(node[-1][3]) if len(node[-1]) > 3 else {}
     kwargs.update((keyword, list(entry[:3])) for (keyword, _), entry in zip(keywords, others))
     return [list(first[:3]) + [kwargs]]
+
+
+_OP_LAYERS = ('TFOpLambda', 'SlicingOpLambda')
+
+
+def _op_layer_node(node, name):
+    """An op layer's Keras 2.3.1 node (each input tensor, the op's arguments in the
+    `call_structure` keyword) as tf.keras saves it: the op's first argument with its tensors
+    in place, the other arguments on each of them (the inverse of
+    `op_layer_nodes.keras2_node`)."""
+    structure = node[0][3][op_layer_nodes.CALL_STRUCTURE]
+    references = [list(entry[:3]) for entry in node]
+
+    def fill(data):
+        if isinstance(data, dict) and data.get('class_name') == op_layer_nodes.TENSOR:
+            return list(references[data['index']])
+        if isinstance(data, list):
+            return [fill(item) for item in data]
+        if isinstance(data, dict):
+            return {key: fill(value) for key, value in data.items()}
+        return data
+
+    first = fill(structure['args'])
+    kwargs = fill(structure.get('kwargs') or {})
+    if isinstance(structure['args'], dict) and structure['args'].get(
+            'class_name') == op_layer_nodes.TENSOR:
+        return first + [kwargs]
+    if not isinstance(first, list):
+        return [op_layer_nodes.CONSTANT_VALUE, -1, first, kwargs]
+    references = _references(first, structure['args'])
+    if not references:
+        raise ValueError('Op layer %r has no input tensor in its first argument (%r), which '
+                         'tf.keras\' node form needs.' % (name, structure['args']))
+    for reference in references:
+        reference.append(kwargs)
+    return first
+
+
+def _references(filled, structure):
+    """The tensor references of a filled first argument (the lists, to extend): tf.keras
+    gives each the op's other arguments."""
+    if isinstance(structure, dict) and structure.get('class_name') == op_layer_nodes.TENSOR:
+        return [filled]
+    if isinstance(structure, list):
+        return [found for item, part in zip(filled, structure)
+                for found in _references(item, part)]
+    return []
 
 
 def _nested_config(layer, saved):
