@@ -13,6 +13,7 @@ names otherwise (`Model` -> `Functional`, the truncated 'normal' of `VarianceSca
 class for (`TorchModule`, torchk's own layers).
 """
 import datetime
+import functools
 import io
 import json
 import os
@@ -96,15 +97,15 @@ def saving_keras_zips(save_model):
     """`save_model(model, filepath, overwrite=True, include_optimizer=True)` (Keras 2.3.1's)
     that writes a `.keras` zip for a path ending in `.keras`, as tf.keras 2.13+ does, and
     calls `save_model` for any other target."""
-    def wrapper(model, filepath, overwrite=True, include_optimizer=True, *args, **kwargs):
+    @functools.wraps(save_model)
+    def save_keras_zip_or_other(model, filepath, overwrite=True, include_optimizer=True,
+                                *args, **kwargs):
         if isinstance(filepath, (str, os.PathLike)) and os.fspath(
                 filepath).lower().endswith('.keras'):
             return save(model, filepath, include_optimizer=include_optimizer,
                         overwrite=overwrite)
         return save_model(model, filepath, overwrite, include_optimizer, *args, **kwargs)
-    wrapper.__name__ = save_model.__name__
-    wrapper.__doc__ = save_model.__doc__
-    return wrapper
+    return save_keras_zip_or_other
 
 
 def _json_value(value):
@@ -180,7 +181,6 @@ def _check_tf_keras_has(layer):
 
 
 def _layer_config(layer):
-    _check_tf_keras_has(layer)
     try:
         inner = layer.get_config()
     except NotImplementedError as e:
