@@ -63,3 +63,10 @@ def test_model_checkpoint_writes_keras_zips(tmp_path):
     assert zipfile.is_zipfile(str(tmp_path / 'checkpoint-01.keras'))
     loaded = keras.models.load_model(last)
     _assert_same_state(model, loaded)
+
+
+def test_keras_path_with_another_save_format_is_refused(tmp_path):
+    model = _trained_mlp()
+    with pytest.raises(ValueError, match=r"ends in '.keras', the zip format, but "
+                                         r"save_format='h5'"):
+        model.save(str(tmp_path / 'model.keras'), save_format='h5')

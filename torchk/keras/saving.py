@@ -31,14 +31,18 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
             warning) or None (by the extension).
 
     # Raises
-        ValueError: for another format, or (`.keras`) a layer that tf.keras has no class for.
+        ValueError: for another format, a `.keras` path with another `save_format`, or
+            (`.keras`) a layer that tf.keras has no class for.
     """
     path = os.fspath(filepath)
     extension = os.path.splitext(path)[1].lower()
     if save_format not in (None, 'h5', 'tf', 'keras'):
         raise ValueError("save_format must be 'keras', 'h5', 'tf' or None; got %r."
                          % (save_format,))
-    if save_format == 'keras' or (extension == '.keras' and save_format is None):
+    if extension == '.keras' and save_format not in (None, 'keras'):
+        raise ValueError("%r ends in '.keras', the zip format, but save_format=%r: save HDF5 to "
+                         "a '.h5' path." % (path, save_format))
+    if save_format == 'keras' or extension == '.keras':
         keras_zip_writer.save(model, path, include_optimizer=include_optimizer,
                               overwrite=overwrite)
         return
