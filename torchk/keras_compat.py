@@ -47,6 +47,9 @@ numbering unless stated):
 - `model.save`, `keras.models.save_model`, `save_weights` and so `ModelCheckpoint` write a
   temporary file beside the target and rename it over the target when complete, so an
   exception or a kill mid-write leaves the previous file intact.
+- `model.save`, `keras.models.save_model` and so `ModelCheckpoint` write a `.keras` zip
+  (tf.keras 2.13+'s format, which TF's Keras and torchk load) for a path ending in `.keras`,
+  where Keras 2.3.1 wrote HDF5 under that name (`torchk.saving.keras_zip_writer`).
 - `keras.wrappers.scikit_learn`'s `KerasClassifier` and `KerasRegressor` get the
   `__sklearn_tags__` that scikit-learn >= 1.6 requires.
 - `load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` read the model
@@ -247,8 +250,9 @@ def _patch_saving(saving):
     _read_string_attributes_as_bytes(saving)
     _yaml_load_with_a_loader(saving)
     _save_to_streams_in_write_mode(saving)
-    saving.save_model = _saving_atomically(saving.save_model, saving)
-    from .saving import formats, h5
+    from .saving import formats, h5, keras_zip_writer
+    saving.save_model = keras_zip_writer.saving_keras_zips(
+        _saving_atomically(saving.save_model, saving))
     h5.install(saving)
     formats.install(saving)
 

@@ -1,38 +1,51 @@
 """`tf.keras.saving.save_model` (also `tf.keras.models.save_model` and `Model.save`).
 
-`save_model` writes HDF5 (Keras 2.3.1's format, which tf.keras 2 reads too) for a `.h5` or
-`.hdf5` path and for a path without extension, where TF 2 would write a SavedModel
-directory: there torchk writes one HDF5 file and says so, and `load_model` on that path
-reads it back. `.keras` files are not written yet.
+`save_model` writes a `.keras` zip (tf.keras 2.13+'s format, `torchk.saving.keras_zip_writer`)
+for a `.keras` path or `save_format='keras'`, and HDF5 (Keras 2.3.1's format, which tf.keras 2
+reads too) for a `.h5` or `.hdf5` path and for a path without extension, where TF 2 would
+write a SavedModel directory: there torchk writes one HDF5 file and says so, and `load_model`
+on that path reads it back.
 """
 import os
 import warnings
 
 from keras import models as _keras_models
 
+from ..saving import keras_zip_writer
+
 _HDF5 = ('.h5', '.hdf5')
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None,
                **kwargs):
-    """Saves a model to `filepath` as HDF5.
+    """Saves a model to `filepath` as a `.keras` zip or as HDF5.
 
     # Arguments
         model: the model.
-        filepath: `.h5`/`.hdf5`, or a path without extension (an HDF5 file, not a TF
-            SavedModel directory: a warning says so).
-        save_format: `'h5'`, `'tf'` (HDF5 in place of a SavedModel, with the warning) or None.
+        filepath: `.keras` (the zip that tf.keras 2.13+ and torchk load), `.h5`/`.hdf5`, or
+            a path without extension (an HDF5 file, not a TF SavedModel directory: a warning
+            says so).
+        overwrite: False to ask before replacing an existing file.
+        include_optimizer: whether to save the optimizer's configuration and state.
+        save_format: `'keras'`, `'h5'`, `'tf'` (HDF5 in place of a SavedModel, with the
+            warning) or None (by the extension).
 
     # Raises
-        ValueError: for a `.keras` path (not written by torchk yet) or another format.
+        ValueError: for another format, a `.keras` path with another `save_format`, or
+            (`.keras`) a layer that tf.keras has no class for.
     """
     path = os.fspath(filepath)
     extension = os.path.splitext(path)[1].lower()
     if save_format not in (None, 'h5', 'tf', 'keras'):
-        raise ValueError("save_format must be 'h5', 'tf' or None; got %r." % (save_format,))
-    if extension == '.keras' or save_format == 'keras':
-        raise ValueError("torchk does not write the '.keras' format yet (%r): save to a '.h5' "
-                         "path instead." % path)
+        raise ValueError("save_format must be 'keras', 'h5', 'tf' or None; got %r."
+                         % (save_format,))
+    if extension == '.keras' and save_format not in (None, 'keras'):
+        raise ValueError("%r ends in '.keras', the zip format, but save_format=%r: save HDF5 to "
+                         "a '.h5' path." % (path, save_format))
+    if save_format == 'keras' or extension == '.keras':
+        keras_zip_writer.save(model, path, include_optimizer=include_optimizer,
+                              overwrite=overwrite)
+        return
     if extension not in _HDF5 and save_format != 'h5':
         warnings.warn("torchk saved %r as one HDF5 model file, not a TensorFlow SavedModel "
                       "directory: load_model (torchk's, or TF's Keras given the file) reads it "

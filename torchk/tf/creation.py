@@ -152,5 +152,8 @@ def categorical(logits, num_samples, dtype=dtypes.int64, seed=None, name=None):
 
 
 def set_seed(seed):
-    """Seeds torch's generators (CPU and CUDA): the seed of every random op that follows."""
+    """Seeds torch's generators (CPU and CUDA), the seed of every random op that follows, and
+    numpy's global generator, with which Keras 2.3.1's `fit` shuffles: a script seeded with
+    `tf.random.set_seed` alone repeats its results, as under TF."""
     torch.manual_seed(int(seed))
+    np.random.seed(int(seed) % 2 ** 32)

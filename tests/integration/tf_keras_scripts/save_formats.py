@@ -1,4 +1,4 @@
-"""Saving: model.save to .h5 and to a path without extension, load_model, save_weights /
+"""Saving: model.save to .h5, .keras and to a path without extension, load_model, save_weights /
 load_weights, to_json / model_from_json; predictions must match after loading."""
 import os
 import tempfile
@@ -24,6 +24,11 @@ model.save(os.path.join(work, 'model.h5'))
 restored = keras.models.load_model(os.path.join(work, 'model.h5'))
 np.testing.assert_allclose(restored.predict(x[300:]), expected, rtol=1e-5, atol=1e-6)
 restored.fit(x[:300], y[:300], epochs=1, verbose=0)  # the optimizer state came back too
+
+model.save(os.path.join(work, 'model.keras'))  # the zip of tf.keras 2.13+
+restored = keras.models.load_model(os.path.join(work, 'model.keras'))
+np.testing.assert_allclose(restored.predict(x[300:]), expected, rtol=1e-5, atol=1e-6)
+restored.fit(x[:300], y[:300], epochs=1, verbose=0)
 
 model.save(os.path.join(work, 'saved_model'))  # TF: a SavedModel; torchk: HDF5, with a warning
 np.testing.assert_allclose(keras.models.load_model(os.path.join(work, 'saved_model')).predict(

@@ -1,0 +1,72 @@
+"""torchk.keras' `Model.save`, `models.save_model` and `ModelCheckpoint` write `.keras` zips
+that load back exactly (tf.keras 2.13+'s format; what TF's Keras makes of them is
+tests/saving/test_keras_zip_writer.py)."""
+import zipfile
+
+import numpy as np
+import pytest
+
+import torchk.keras as keras
+from torchk.keras import backend as K
+
+RNG = np.random.RandomState(0)
+X = RNG.randn(64, 6).astype('float32')
+Y = (X[:, 0] + X[:, 1] > 0).astype('int64')
+
+
+def _trained_mlp():
+    model = keras.Sequential([keras.layers.Dense(8, activation='relu', input_shape=(6,)),
+                              keras.layers.BatchNormalization(),
+                              keras.layers.Dense(2, activation='softmax')])
+    model.compile(keras.optimizers.Adam(learning_rate=0.01),
+                  keras.losses.SparseCategoricalCrossentropy(), metrics=['accuracy'])
+    model.fit(X, Y, batch_size=16, epochs=2, verbose=0)
+    return model
+
+
+def _assert_same_state(model, loaded):
+    for saved, read in zip(model.weights + model.optimizer.weights,
+                           loaded.weights + loaded.optimizer.weights):
+        assert np.array_equal(K.get_value(saved), K.get_value(read))
+
+
+@pytest.mark.parametrize('filename,save_format', [('model.keras', None),
+                                                  ('exported', 'keras')])
+def test_save_writes_a_keras_zip_that_loads_back_exactly(tmp_path, filename, save_format):
+    model = _trained_mlp()
+    path = str(tmp_path / filename)
+    model.save(path, save_format=save_format)
+    assert zipfile.is_zipfile(path)
+    loaded = keras.models.load_model(path)
+    assert K.get_value(loaded.optimizer.iterations) == 8
+    _assert_same_state(model, loaded)
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+    model.train_on_batch(X, Y)
+    loaded.train_on_batch(X, Y)
+    np.testing.assert_allclose(loaded.predict(X), model.predict(X), rtol=1e-6, atol=1e-7)
+
+
+def test_save_model_without_optimizer(tmp_path):
+    model = _trained_mlp()
+    path = str(tmp_path / 'model.keras')
+    keras.models.save_model(model, path, include_optimizer=False)
+    loaded = keras.models.load_model(path, compile=False)
+    assert np.array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_model_checkpoint_writes_keras_zips(tmp_path):
+    model = _trained_mlp()
+    path = str(tmp_path / 'checkpoint-{epoch:02d}.keras')
+    model.fit(X, Y, batch_size=16, epochs=2, verbose=0,
+              callbacks=[keras.callbacks.ModelCheckpoint(path)])
+    last = str(tmp_path / 'checkpoint-02.keras')
+    assert zipfile.is_zipfile(str(tmp_path / 'checkpoint-01.keras'))
+    loaded = keras.models.load_model(last)
+    _assert_same_state(model, loaded)
+
+
+def test_keras_path_with_another_save_format_is_refused(tmp_path):
+    model = _trained_mlp()
+    with pytest.raises(ValueError, match=r"ends in '.keras', the zip format, but "
+                                         r"save_format='h5'"):
+        model.save(str(tmp_path / 'model.keras'), save_format='h5')
