@@ -31,9 +31,9 @@ def _float(step):
     return K.cast(step, K.floatx())
 
 
-class ExponentialDecay(LearningRateSchedule):
-    """`initial_learning_rate * decay_rate ** (step / decay_steps)` (the exponent floored
-    with `staircase=True`)."""
+class _RateDecay(LearningRateSchedule):
+    """A schedule set by an initial rate, a decay rate per `decay_steps` steps and
+    `staircase` (tf.keras' exponential and inverse-time decays)."""
 
     def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
                  name=None):
@@ -43,16 +43,21 @@ class ExponentialDecay(LearningRateSchedule):
         self.staircase = staircase
         self.name = name
 
+    def get_config(self):
+        return dict(initial_learning_rate=self.initial_learning_rate,
+                    decay_steps=self.decay_steps, decay_rate=self.decay_rate,
+                    staircase=self.staircase, name=self.name)
+
+
+class ExponentialDecay(_RateDecay):
+    """`initial_learning_rate * decay_rate ** (step / decay_steps)` (the exponent floored
+    with `staircase=True`)."""
+
     def __call__(self, step):
         exponent = _float(step) / float(self.decay_steps)
         if self.staircase:
             exponent = K.cast(K.cast(exponent, 'int64'), K.floatx())
         return self.initial_learning_rate * _power(self.decay_rate, exponent)
-
-    def get_config(self):
-        return dict(initial_learning_rate=self.initial_learning_rate,
-                    decay_steps=self.decay_steps, decay_rate=self.decay_rate,
-                    staircase=self.staircase, name=self.name)
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
@@ -127,28 +132,15 @@ def _floor(x):
     return truncated - K.cast(K.less(x, truncated), K.floatx())
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecay):
     """`initial_learning_rate / (1 + decay_rate * step / decay_steps)` (the ratio floored
     with `staircase=True`)."""
-
-    def __init__(self, initial_learning_rate, decay_steps, decay_rate, staircase=False,
-                 name=None):
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
 
     def __call__(self, step):
         ratio = _float(step) / float(self.decay_steps)
         if self.staircase:
             ratio = _floor(ratio)
         return self.initial_learning_rate / (1. + self.decay_rate * ratio)
-
-    def get_config(self):
-        return dict(initial_learning_rate=self.initial_learning_rate,
-                    decay_steps=self.decay_steps, decay_rate=self.decay_rate,
-                    staircase=self.staircase, name=self.name)
 
 
 class CosineDecay(LearningRateSchedule):
