@@ -341,6 +341,9 @@ def _objective_in_float32(weighted_masked_objective):
     `y_pred` as `_loss_in_float32` gives them."""
     @functools.wraps(weighted_masked_objective)
     def wrap(fn):
+        if fn is None:  # an output without a loss (a model whose loss is all add_loss)
+            return weighted_masked_objective(fn)
+
         @functools.wraps(fn)
         def in_float32(y_true, y_pred):
             if config.floatx() == 'float32':

@@ -17,7 +17,7 @@ def train(enabled, amsgrad, steps=5):
         rng = np.random.RandomState(0)
         model = Sequential([Embedding(50, 8, input_length=6), LSTM(8),
                             Dense(1, activation='sigmoid')])
-        model.compile(keras.optimizers.Adam(learning_rate=.01, amsgrad=amsgrad),
+        model.compile(keras.optimizers.Adam(.01, amsgrad=amsgrad),
                       'binary_crossentropy')
         model.set_weights([rng.uniform(-.3, .3, w.shape) for w in model.get_weights()])
         x, y = rng.randint(0, 50, (16, 6)), rng.randint(0, 2, (16, 1)).astype('float32')
