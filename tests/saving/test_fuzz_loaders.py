@@ -5,15 +5,13 @@ file's name, or 'the configuration'; no hang, no other exception.
 CI runs a fixed, derandomized budget (`TORCHK_FUZZ_EXAMPLES`, 50 by default, shared by the
 three fuzzers). For a bigger run and the table of outcomes:
 
-    TORCHK_FUZZ_EXAMPLES=600 PYTHONPATH=$PWD python tests/saving/test_fuzz_loaders.py
+    TORCHK_FUZZ_EXAMPLES=600 PYTHONPATH=$PWD python -m tests.saving.test_fuzz_loaders
 """
 import collections
-import contextlib
 import copy
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 
@@ -25,6 +23,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 import keras  # noqa: E402
 
 from torchk.saving import ModelFileError  # noqa: E402
+
+from .load_timeout import within  # noqa: E402
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'fixtures',
                       'tf_keras', 'models')
@@ -43,28 +43,10 @@ def _fuzz_settings(share):
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-class LoadHangs(Exception):
-    """Raised in a load that runs too long: not one of the errors a load turns into a
-    ModelFileError (errors._FILE_ERRORS), so it fails the test."""
-
-
-@contextlib.contextmanager
-def _within(seconds):
-    def timeout(signum, frame):
-        raise LoadHangs('no answer in %d s' % seconds)
-    previous = signal.signal(signal.SIGALRM, timeout)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _check(load, source):
     """Runs one case; records and checks its outcome."""
     try:
-        with _within(SECONDS_PER_CASE):
+        with within(SECONDS_PER_CASE):
             load()
     except ModelFileError as e:
         OUTCOMES['ModelFileError'] += 1

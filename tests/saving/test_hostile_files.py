@@ -1,12 +1,10 @@
 """Damaged and hostile model files get a ModelFileError naming the file (or 'the
 configuration') and what is wrong: no hang, no memory blow-up, no error from deep inside
 (torchk/saving/formats.py, validation.py, errors.py)."""
-import contextlib
 import io
 import json
 import os
 import shutil
-import signal
 import sys
 import types
 
@@ -20,27 +18,10 @@ from keras.models import Model, Sequential
 
 from torchk.saving import ModelFileError, formats, safe_mode, validation
 
+from .load_timeout import within
+
 MODELS = os.path.join(os.path.dirname(__file__), '..', 'fixtures', 'tf_keras', 'models')
 MLP = os.path.join(MODELS, 'tf_keras-2.21.0', 'mlp.h5')
-
-
-class LoadHangs(Exception):
-    """Raised in a load that runs too long: not one of the errors a load turns into a
-    ModelFileError (errors._FILE_ERRORS), so it fails the test."""
-
-
-@contextlib.contextmanager
-def within(seconds):
-    """Fails the test if the block runs longer than `seconds` (a hang)."""
-    def timeout(signum, frame):
-        raise LoadHangs('no answer in %d s' % seconds)
-    previous = signal.signal(signal.SIGALRM, timeout)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _functional_config():

@@ -26,6 +26,7 @@ import h5py
 
 from . import dialects, weights_h5
 from .errors import CONFIGURATION, ModelFileError
+from .formats import HDF5_SIGNATURE, ZIP_SIGNATURES
 
 CONFIG_NAME = 'config.json'
 WEIGHTS_NAME = 'model.weights.h5'
@@ -38,13 +39,11 @@ MAX_COMPRESSION_RATIO = 200
 # Members this small are read whatever their ratio.
 SMALL_MEMBER_BYTES = 2 ** 20
 
-_ZIP_SIGNATURE = b'PK\x03\x04'
-_HDF5_SIGNATURE = b'\x89HDF\r\n\x1a\n'
 
 
 def is_keras_zip(path):
     """Whether the file at `path` is a zip (by its first bytes), as `.keras` files are."""
-    return _starts_with(path, _ZIP_SIGNATURE)
+    return _starts_with(path, ZIP_SIGNATURES)
 
 
 def load(path, custom_objects=None, compile=True):
@@ -90,7 +89,7 @@ def _reading_vars_layout(load_weights):
             with _open_h5(io.BytesIO(weights), filepath) as root:
                 _load_vars_layout(self, root, filepath, by_name)
             return
-        if isinstance(filepath, str) and _starts_with(filepath, _HDF5_SIGNATURE):
+        if isinstance(filepath, str) and _starts_with(filepath, (HDF5_SIGNATURE,)):
             with _open_h5(filepath, filepath) as root:
                 if weights_h5.is_vars_layout(root, filepath):
                     _load_vars_layout(self, root, filepath, by_name)
@@ -108,10 +107,10 @@ def _load_vars_layout(model, root, path, by_name):
     weights_h5.load_into(model, root, path)
 
 
-def _starts_with(path, signature):
+def _starts_with(path, signatures):
     try:
         with open(path, 'rb') as f:
-            return f.read(len(signature)) == signature
+            return f.read(max(len(s) for s in signatures)).startswith(signatures)
     except (IsADirectoryError, FileNotFoundError, PermissionError):
         return False
 
