@@ -13,11 +13,9 @@ import os
 from . import op_layer_nodes
 from . import safe_mode as safe_mode_gate
 from .errors import CONFIGURATION, ModelFileError
+from .signatures import HDF5_SIGNATURE, ZIP_SIGNATURES
 from .validation import check_functional_config, check_nesting, loading
 
-HDF5_SIGNATURE = b'\x89HDF\r\n\x1a\n'
-# A zip starts with a local file header, or, when empty, with its end of central directory.
-ZIP_SIGNATURES = (b'PK\x03\x04', b'PK\x05\x06')
 SAVED_MODEL_FILE = 'saved_model.pb'
 
 RECOGNISED = ('an HDF5 model file (Keras 2 `model.save`, .h5)',

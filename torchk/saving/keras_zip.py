@@ -26,7 +26,7 @@ import h5py
 
 from . import dialects, weights_h5
 from .errors import CONFIGURATION, ModelFileError
-from .formats import HDF5_SIGNATURE, ZIP_SIGNATURES
+from .signatures import HDF5_SIGNATURE, ZIP_SIGNATURES, starts_with
 
 CONFIG_NAME = 'config.json'
 WEIGHTS_NAME = 'model.weights.h5'
@@ -43,7 +43,7 @@ SMALL_MEMBER_BYTES = 2 ** 20
 
 def is_keras_zip(path):
     """Whether the file at `path` is a zip (by its first bytes), as `.keras` files are."""
-    return _starts_with(path, ZIP_SIGNATURES)
+    return starts_with(path, ZIP_SIGNATURES)
 
 
 def load(path, custom_objects=None, compile=True):
@@ -89,7 +89,7 @@ def _reading_vars_layout(load_weights):
             with _open_h5(io.BytesIO(weights), filepath) as root:
                 _load_vars_layout(self, root, filepath, by_name)
             return
-        if isinstance(filepath, str) and _starts_with(filepath, (HDF5_SIGNATURE,)):
+        if isinstance(filepath, str) and starts_with(filepath, (HDF5_SIGNATURE,)):
             with _open_h5(filepath, filepath) as root:
                 if weights_h5.is_vars_layout(root, filepath):
                     _load_vars_layout(self, root, filepath, by_name)
@@ -105,14 +105,6 @@ def _load_vars_layout(model, root, path, by_name):
                          'layer: load it with by_name=False into the same architecture.'
                          % path)
     weights_h5.load_into(model, root, path)
-
-
-def _starts_with(path, signatures):
-    try:
-        with open(path, 'rb') as f:
-            return f.read(max(len(s) for s in signatures)).startswith(signatures)
-    except (IsADirectoryError, FileNotFoundError, PermissionError):
-        return False
 
 
 class _open_zip(object):
