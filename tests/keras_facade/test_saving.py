@@ -1,6 +1,7 @@
 """torchk.keras' `Model.save`, `models.save_model` and `ModelCheckpoint` write `.keras` zips
 that load back exactly (tf.keras 2.13+'s format; what TF's Keras makes of them is
 tests/saving/test_keras_zip_writer.py)."""
+import os
 import zipfile
 
 import numpy as np
@@ -70,3 +71,55 @@ def test_keras_path_with_another_save_format_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"ends in '.keras', the zip format, but "
                                          r"save_format='h5'"):
         model.save(str(tmp_path / 'model.keras'), save_format='h5')
+
+
+ZIPS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'fixtures',
+                    'tf_keras', 'zips')
+# fixture name: (optimizer class, the tf.keras arguments it was saved with)
+TF_KERAS_OPTIMIZERS = {
+    'optimizer_adamw': ('AdamW', {'weight_decay': 0.1}),
+    'optimizer_rmsprop_momentum_centered': ('RMSprop', {'momentum': 0.9, 'centered': True}),
+    'optimizer_adagrad': ('Adagrad', {'initial_accumulator_value': 0.3}),
+    'optimizer_sgd_weight_decay': ('SGD', {'weight_decay': 0.05}),
+}
+
+
+@pytest.mark.parametrize('dialect', ['tf_keras-2.21.0', 'tf.keras-2.15.1'])
+@pytest.mark.parametrize('name', sorted(TF_KERAS_OPTIMIZERS))
+@pytest.mark.parametrize('suffix', ['.keras', '.h5'])
+def test_tf_keras_optimizer_arguments_load_and_train_as_tensorflow(dialect, name, suffix):
+    """A tf.keras file whose optimizer has arguments Keras 2.3.1's lacks loads through
+    torchk.keras with them and its state: the next step is TensorFlow's."""
+    path = os.path.join(ZIPS, dialect, name + suffix)
+    data = dict(np.load(os.path.join(ZIPS, dialect, name + '.npz')))
+    model = keras.models.load_model(path)
+    class_name, arguments = TF_KERAS_OPTIMIZERS[name]
+    assert type(model.optimizer).__name__ == class_name
+    for key, value in arguments.items():
+        assert getattr(model.optimizer, key) == pytest.approx(value)
+    assert K.get_value(model.optimizer.iterations) == 1
+    np.testing.assert_allclose(model.predict(data['x0']), data['pred0'], rtol=1e-5, atol=1e-6)
+    model.train_on_batch(data['x0'], data['y0'])
+    np.testing.assert_allclose(model.predict(data['x0']), data['step0'], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('optimizer', [
+    lambda: keras.optimizers.AdamW(0.01, weight_decay=0.1),
+    lambda: keras.optimizers.RMSprop(0.01, momentum=0.9, centered=True),
+    lambda: keras.optimizers.Adagrad(0.1, initial_accumulator_value=0.3),
+], ids=['adamw', 'rmsprop_momentum_centered', 'adagrad'])
+@pytest.mark.parametrize('filename', ['model.keras', 'model.h5'])
+def test_tf_keras_optimizer_arguments_save_and_load_back(tmp_path, optimizer, filename):
+    model = keras.Sequential([keras.layers.Dense(4, activation='tanh', input_shape=(6,)),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer(), 'mse')
+    target = X.sum(axis=1, keepdims=True)
+    model.fit(X, target, batch_size=16, epochs=1, verbose=0)
+    path = str(tmp_path / filename)
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    assert loaded.optimizer.get_config() == model.optimizer.get_config()
+    _assert_same_state(model, loaded)
+    model.train_on_batch(X, target)
+    loaded.train_on_batch(X, target)
+    np.testing.assert_allclose(loaded.predict(X), model.predict(X), rtol=1e-6, atol=1e-7)

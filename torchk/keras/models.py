@@ -17,6 +17,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=None, **kw
     """
     objects = {'Model': Model, 'Sequential': Sequential}
     objects.update(optimizers._CLASSES)
+    objects.update((c.__name__, c) for c in optimizers._CLASSES.values())
     objects.update(custom_objects or {})
     return _keras_models.load_model(os.fspath(filepath), custom_objects=objects,
                                     compile=compile, safe_mode=safe_mode)

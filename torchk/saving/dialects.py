@@ -500,13 +500,21 @@ def _inner_optimizer(config):
 
 # ---- Training configuration ------------------------------------------------------------
 
+# The tf.keras optimizer settings that Keras 2.3.1's optimizers lack and torchk.keras'
+# compute.
+_FACADE_COMPUTES = ('weight_decay', 'momentum', 'centered', 'global_clipnorm')
+
+
 def _optimizer_drop_if(*defaults):
     def action(value, name, key):
         if value in defaults:
             return DROP
         raise ValueError('The saved %s optimizer has %s=%r, which Keras 2.3.1 optimizers do '
-                         'not compute; load the model with compile=False and compile it with '
-                         'a Keras optimizer.' % (name, key, value))
+                         'not compute; load the model %swith compile=False and compile it with '
+                         'a Keras optimizer.' % (
+                             name, key, value,
+                             'with torchk.keras.models.load_model, whose tf.keras optimizers '
+                             'compute it, or ' if key in _FACADE_COMPUTES else ''))
     return action
 
 
@@ -514,8 +522,9 @@ def _learning_rate(value, name, key):
     if isinstance(value, dict):
         raise ValueError('The saved %s optimizer has the learning rate schedule %s, which '
                          'Keras 2.3.1 optimizers do not take; load the model with '
-                         'compile=False, compile it with a Keras optimizer and schedule the '
-                         'rate with keras.callbacks.LearningRateScheduler.'
+                         'torchk.keras.models.load_model, whose tf.keras optimizers take it, '
+                         'or with compile=False, compile it with a Keras optimizer and '
+                         'schedule the rate with keras.callbacks.LearningRateScheduler.'
                          % (name, value.get('class_name')))
     return value
 
@@ -523,7 +532,8 @@ def _learning_rate(value, name, key):
 def _warn_initial_accumulator(value, name, key):
     if value:
         warnings.warn('The saved %s optimizer has %s=%r; Keras 2.3.1 starts its accumulators '
-                      'at 0. The saved accumulators are restored if the file has them.'
+                      'at 0 (torchk.keras.models.load_model keeps it). The saved accumulators '
+                      'are restored if the file has them.'
                       % (name, key, value))
     return DROP
 
@@ -577,7 +587,9 @@ def translate_optimizer_config(config):
     if class_name not in _KERAS_OPTIMIZERS:
         raise ValueError('The saved optimizer %s has no Keras 2.3.1 equivalent (there are %s); '
                          'load the model with compile=False and compile it with a Keras '
-                         'optimizer.' % (class_name, ', '.join(_KERAS_OPTIMIZERS)))
+                         'optimizer%s.' % (class_name, ', '.join(_KERAS_OPTIMIZERS),
+                                           ', or with torchk.keras.models.load_model, whose '
+                                           'AdamW computes it' if class_name == 'AdamW' else ''))
     options = dict(config.get('config', {}))
     for classes, key, _, action in OPTIMIZER_KEY_RULES:
         if key in options and (classes == ALL_LAYERS or class_name in classes):
@@ -730,9 +742,7 @@ def compile_arguments(training_config, model, custom_objects=None):
             return custom_objects[value]
         return value
 
-    optimizer = optimizers.deserialize(
-        translate_optimizer_config(training_config['optimizer_config']),
-        custom_objects=custom_objects)
+    optimizer = _saved_optimizer(training_config['optimizer_config'], custom_objects)
     loss = _translate_loss(training_config['loss'])
     if isinstance(loss, dict) and 'class_name' in loss:
         loss = losses.get(loss)
@@ -747,6 +757,20 @@ def compile_arguments(training_config, model, custom_objects=None):
                 sample_weight_mode=training_config.get('sample_weight_mode'))
 
 
+def _saved_optimizer(config, custom_objects):
+    """The optimizer a saved configuration describes: made by its class from tf.keras'
+    configuration where `custom_objects` gives a class that reads them (torchk.keras'
+    optimizers: `reads_tf_keras_config`), else Keras 2.3.1's (`translate_optimizer_config`)."""
+    from keras import optimizers
+    inner = _inner_optimizer(config)
+    class_name = inner['class_name'].split('>')[-1]
+    cls = custom_objects.get(class_name, custom_objects.get(class_name.lower()))
+    if getattr(cls, 'reads_tf_keras_config', False):
+        return cls.from_config(inner.get('config', {}))
+    return optimizers.deserialize(translate_optimizer_config(config),
+                                  custom_objects=custom_objects)
+
+
 def _map_values(values, function):
     if isinstance(values, dict):
         return {k: function(v) for k, v in values.items()}
@@ -756,14 +780,20 @@ def _map_values(values, function):
 # ---- Optimizer state ---------------------------------------------------------------------
 
 # Keras 2.3.1's optimizer weights after `iterations`: groups of one slot per trainable weight,
-# with the names tf.keras gives that slot (legacy optimizers, then v2 optimizers).
+# with the names tf.keras gives that slot (legacy optimizers, then v2 optimizers), by the
+# optimizer's configuration (torchk.keras' RMSprop adds `momentum` and `centered` slots).
+_ADAM_SLOTS = (('m',), ('v',), ('vhat', 'velocity_hat'))
 OPTIMIZER_SLOTS = {
-    'SGD': (('momentum', 'm'),),
-    'RMSprop': (('rms', 'velocity'),),
-    'Adagrad': (('accumulator',),),
-    'Adadelta': (('accum_grad', 'accumulated_grad'), ('accum_var', 'accumulated_delta_var')),
-    'Adam': (('m',), ('v',), ('vhat', 'velocity_hat')),
-    'Adamax': (('m',), ('v', 'u')),
+    'SGD': lambda config: (('momentum', 'm'),),
+    'RMSprop': lambda config: (('rms', 'velocity'),) + (
+        (('momentum',),) if config.get('momentum') else ()) + (
+        (('mg', 'average_gradient'),) if config.get('centered') else ()),
+    'Adagrad': lambda config: (('accumulator',),),
+    'Adadelta': lambda config: (('accum_grad', 'accumulated_grad'),
+                                ('accum_var', 'accumulated_delta_var')),
+    'Adam': lambda config: _ADAM_SLOTS,
+    'AdamW': lambda config: _ADAM_SLOTS,
+    'Adamax': lambda config: (('m',), ('v', 'u')),
 }
 _ITERATION_NAMES = ('iter', 'iteration', 'iterations')
 
@@ -783,6 +813,7 @@ def optimizer_state(optimizer, names, values, trainable_weights):
     class_name = type(optimizer).__name__
     if class_name not in OPTIMIZER_SLOTS:
         return 'Keras 2.3.1 keeps %s\'s state in another form' % class_name
+    groups = OPTIMIZER_SLOTS[class_name](optimizer.get_config())
     iterations = None
     slots = {}
     for name, value in zip(names, values):
@@ -792,7 +823,7 @@ def optimizer_state(optimizer, names, values, trainable_weights):
             continue
         if len(parts) < 3:
             continue  # hyper-parameter variables of legacy optimizers: the config has them
-        known = {s for group in OPTIMIZER_SLOTS[class_name] for s in group}
+        known = {s for group in groups for s in group}
         if parts[1] in known:
             slot, weight = parts[1], '/'.join(parts[2:])
         elif parts[-1] in known:
@@ -808,7 +839,7 @@ def optimizer_state(optimizer, names, values, trainable_weights):
     if iterations is None:
         return 'the file has no iteration count'
     state = [np.asarray(iterations).astype('int64')]
-    for group in OPTIMIZER_SLOTS[class_name]:
+    for group in groups:
         saved = next((slots[s] for s in group if s in slots), None)
         if saved is None:
             if group[0] == 'vhat' and not optimizer.amsgrad:

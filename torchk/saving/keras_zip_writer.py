@@ -475,7 +475,7 @@ def _optimizer_variables(model, trainable):
     collected = getattr(model, '_collected_trainable_weights', None) or model.trainable_weights
     slots = {}
     if state:
-        groups = dialects.OPTIMIZER_SLOTS[class_name]
+        groups = dialects.OPTIMIZER_SLOTS[class_name](config)
         expected = 1 + len(groups) * len(collected)
         if len(state) != expected:
             raise ValueError('The optimizer %s has %d variables where %d are expected (an '

@@ -34,10 +34,13 @@ SUBLAYERS = {
 OPTIMIZER_SLOT_LOOPS = {
     'SGD': lambda config: [('m',)],
     'Adam': lambda config: [('m', 'v')] + ([('vhat',)] if config.get('amsgrad') else []),
+    'AdamW': lambda config: [('m', 'v')] + ([('vhat',)] if config.get('amsgrad') else []),
     'Adamax': lambda config: [('m', 'u')],
     'Adagrad': lambda config: [('accumulator',)],
     'Adadelta': lambda config: [('accumulated_grad', 'accumulated_delta_var')],
-    'RMSprop': lambda config: [('velocity',)],
+    'RMSprop': lambda config: [('velocity',)] + ([('momentum',)] if config.get('momentum')
+                                                 else []) + (
+        [('average_gradient',)] if config.get('centered') else []),
 }
 
 

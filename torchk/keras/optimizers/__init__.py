@@ -6,11 +6,17 @@ addition:
   `epsilon=1e-7`, a `schedules.LearningRateSchedule` as the learning rate;
 - `clipnorm` per gradient tensor and `global_clipnorm` over all of them, as tf.keras clips
   (Keras 2.3.1's `clipnorm` was the global norm), and `clipvalue`;
+- tf.keras 2.11+'s decoupled `weight_decay` (each step first takes
+  `learning_rate * weight_decay * variable` off every variable not excluded by
+  `exclude_from_weight_decay`), and `AdamW`; RMSprop's `momentum` and `centered` and
+  Adagrad's `initial_accumulator_value`, computed as tf.keras 2.11+ computes them;
 - `apply_gradients(zip(grads, variables))` and `minimize(loss, var_list, tape=None)` for
   eager training (`train_step`, `GradientTape` loops): the update is compiled once per list
   of variables and run on the given gradients.
 """
 import importlib
+import numbers
+import re
 
 import numpy as np
 import torch
@@ -21,16 +27,27 @@ from keras import optimizers as keras_optimizers
 from .. import eager
 from . import schedules
 
-__all__ = ['Optimizer', 'SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'Adamax', 'Nadam',
-           'schedules', 'legacy', 'serialize', 'deserialize', 'get']
+__all__ = ['Optimizer', 'SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'AdamW', 'Adamax',
+           'Nadam', 'schedules', 'legacy', 'experimental', 'serialize', 'deserialize', 'get']
 
 
 class Optimizer(keras_optimizers.Optimizer):
     """The base of tf.keras' optimizers: the tf.keras arguments and eager methods on top of
     a Keras 2.3.1 optimizer class (see the module docstring)."""
 
+    # tf.keras' arguments that the Keras 2.3.1 class lacks, kept as attributes and in the
+    # configuration (set by `_tf_optimizer`).
+    _own_arguments = ()
+    # `from_config` takes tf.keras' configurations: loading a model file through
+    # `torchk.keras.models.load_model` keeps the saved optimizer's tf.keras arguments.
+    reads_tf_keras_config = True
+
     def __init__(self, learning_rate, name=None, clipnorm=None, clipvalue=None,
-                 global_clipnorm=None, **kwargs):
+                 global_clipnorm=None, weight_decay=None, **kwargs):
+        if weight_decay is not None and (isinstance(weight_decay, bool) or not isinstance(
+                weight_decay, numbers.Real) or weight_decay < 0):
+            raise ValueError('weight_decay must be None or a number >= 0, got %r.'
+                             % (weight_decay,))
         schedule = learning_rate if callable(learning_rate) else None
         if schedule is not None:
             learning_rate = float(K.eval(schedule(K.constant(0, dtype='int64'))))
@@ -43,8 +60,33 @@ class Optimizer(keras_optimizers.Optimizer):
             self.clipvalue = clipvalue
         if global_clipnorm is not None:
             self.global_clipnorm = global_clipnorm
+        self.weight_decay = weight_decay
+        self._excluded_from_decay = set()
+        self._excluded_from_decay_names = []
         self._torchk_given_gradients = None
         self._torchk_steps = {}
+
+    def exclude_from_weight_decay(self, var_list=None, var_names=None):
+        """Leaves variables out of weight decay.
+
+        # Arguments
+            var_list: variables to leave out.
+            var_names: regular expressions; a variable whose name one of them matches
+                (`re.search`) is left out, e.g. `['bias', 'gamma', 'beta']`.
+
+        # Raises
+            ValueError: if the optimizer has already built its update (as tf.keras does).
+        """
+        if self.weights:
+            raise ValueError('exclude_from_weight_decay must be called before the optimizer '
+                             'builds its update (before the first fit, train_on_batch or '
+                             'apply_gradients).')
+        self._excluded_from_decay.update(id(v) for v in var_list or ())
+        self._excluded_from_decay_names.extend(re.compile(name) for name in var_names or ())
+
+    def _decays(self, variable):
+        return id(variable) not in self._excluded_from_decay and not any(
+            pattern.search(variable.name) for pattern in self._excluded_from_decay_names)
 
     def get_gradients(self, loss, params):
         """The gradients of `loss` (or those given to `apply_gradients`), clipped as tf.keras
@@ -71,14 +113,48 @@ class Optimizer(keras_optimizers.Optimizer):
         return grads
 
     def get_updates(self, loss, params):
-        if self.schedule is None:
-            return super(Optimizer, self).get_updates(loss, params)
         variable = self.learning_rate
-        self.learning_rate = self.schedule(self.iterations)
+        if self.schedule is not None:
+            self.learning_rate = self.schedule(self.iterations)
+        decayed = [p for p in params if self.weight_decay and self._decays(p)]
+        # A decayed variable's constraint applies after the decay, as in tf.keras.
+        constraints = {id(p): p.constraint for p in decayed
+                       if getattr(p, 'constraint', None) is not None}
+        for p in decayed:
+            if id(p) in constraints:
+                p.constraint = None
         try:
-            return super(Optimizer, self).get_updates(loss, params)
+            updates = self._update_rule(loss, params)
+            if decayed:
+                updates = self._with_weight_decay(updates, decayed, constraints)
         finally:
             self.learning_rate = variable
+            for p in decayed:
+                if id(p) in constraints:
+                    p.constraint = constraints[id(p)]
+        self.updates = updates
+        return updates
+
+    def _update_rule(self, loss, params):
+        """The updates of the Keras 2.3.1 class (overridden where tf.keras' arguments change
+        the rule)."""
+        return super(Optimizer, self).get_updates(loss, params)
+
+    def _with_weight_decay(self, updates, decayed, constraints):
+        """`updates` with `learning_rate * weight_decay * p` taken off each decayed `p` (then
+        its constraint, from `constraints` by id, applied): the same step as tf.keras' decay
+        of the variable before its update, since every Keras update rule adds its step to
+        `p`."""
+        decayed = {id(p) for p in decayed}
+        rate = self.learning_rate * self.weight_decay
+        result = []
+        for x, new_x in updates:
+            if id(x) in decayed:
+                new_x = new_x - K.cast(rate, K.dtype(x)) * x
+                if id(x) in constraints:
+                    new_x = constraints[id(x)](new_x)
+            result.append((x, new_x))
+        return result
 
     def apply_gradients(self, grads_and_vars, name=None, **kwargs):
         """Applies gradients to variables, eagerly.
@@ -146,6 +222,9 @@ class Optimizer(keras_optimizers.Optimizer):
 
     def get_config(self):
         config = super(Optimizer, self).get_config()
+        config.update((key, getattr(self, key)) for key in self._own_arguments)
+        if self.weight_decay is not None:
+            config['weight_decay'] = self.weight_decay
         if self.schedule is not None:
             config['learning_rate'] = schedules.serialize(self.schedule)
         if getattr(self, 'global_clipnorm', None):
@@ -154,60 +233,164 @@ class Optimizer(keras_optimizers.Optimizer):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
+        """The optimizer `get_config` (torchk's, Keras 2.3.1's or tf.keras 2's) describes.
+
+        # Raises
+            ValueError: for `use_ema=True` (tf.keras 2.11+'s moving average of the weights),
+                which torchk does not compute.
+        """
         config = dict(config)
+        if config.pop('use_ema', False):
+            raise ValueError('%s(use_ema=True), a moving average of the weights, is not '
+                             'provided by torchk.' % cls.__name__)
+        for key in _TF_KERAS_ONLY_KEYS:
+            config.pop(key, None)
         if isinstance(config.get('learning_rate'), dict):
             config['learning_rate'] = schedules.deserialize(config['learning_rate'],
                                                             custom_objects)
         return cls(**config)
 
 
-def _tf_optimizer(keras_class, defaults, refused=()):
-    """A tf.keras optimizer class over `keras_class`, with tf.keras' default arguments."""
+# Keys of tf.keras 2.11+ optimizers' configurations that change no update torchk computes:
+# what compiles the step (`jit_compile`), the class version and the moving-average settings
+# when `use_ema` is off.
+_TF_KERAS_ONLY_KEYS = ('jit_compile', 'is_legacy_optimizer', 'ema_momentum',
+                       'ema_overwrite_frequency')
+
+
+def _tf_optimizer(keras_class, arguments, own=(), refused=(), name=None, update_rule=None,
+                  check=None):
+    """A tf.keras optimizer class over `keras_class`.
+
+    # Arguments
+        keras_class: the Keras 2.3.1 optimizer class.
+        arguments: tf.keras' arguments, in its order (also positionally), with its defaults.
+        own: those of `arguments` that `keras_class` lacks: attributes of the optimizer and
+            keys of its configuration, read by `update_rule`.
+        refused: (argument, predicate) pairs: a value the predicate holds for is refused.
+        name: the class name (default: `keras_class`'s).
+        update_rule: a `_update_rule(self, loss, params)` in place of `keras_class`'s.
+        check: a function of the arguments (a dict) raising ValueError for a bad value.
+    """
+    name = name or keras_class.__name__
 
     def __init__(self, *args, **kwargs):
-        if args:
-            kwargs['learning_rate'] = args[0]
-            for name, value in zip(tuple(defaults)[1:], args[1:]):
-                kwargs[name] = value
+        if len(args) > len(arguments):
+            raise TypeError('%s takes at most %d positional arguments (%s), got %d.'
+                            % (name, len(arguments), ', '.join(arguments), len(args)))
+        for key, value in zip(arguments, args):
+            if key in kwargs:
+                raise TypeError('%s got multiple values for argument %r.' % (name, key))
+            kwargs[key] = value
         if 'lr' in kwargs:
             kwargs['learning_rate'] = kwargs.pop('lr')
-        for name, refuses in refused:
-            if name in kwargs and refuses(kwargs.pop(name)):
+        for key, refuses in refused:
+            if key in kwargs and refuses(kwargs.pop(key)):
                 raise ValueError('%s(%s=...) is not provided by torchk (Keras 2.3.1\'s %s '
-                                 'has no such option).' % (keras_class.__name__, name,
-                                                           keras_class.__name__))
-        arguments = dict(defaults)
-        arguments.update(kwargs)
-        Optimizer.__init__(self, **arguments)
+                                 'has no such option).' % (name, key, keras_class.__name__))
+        given = dict(arguments)
+        given.update(kwargs)
+        if check is not None:
+            check(given)
+        for key in own:
+            setattr(self, key, given.pop(key))
+        Optimizer.__init__(self, **given)
 
-    cls = type(keras_class.__name__, (Optimizer, keras_class),
-               {'__init__': __init__, '__module__': __name__,
-                '__doc__': 'Keras 2.3.1\'s `%s` with tf.keras\' arguments: %s.' % (
-                    keras_class.__name__, ', '.join('%s=%r' % kv for kv in defaults.items()))})
-    return cls
+    namespace = {'__init__': __init__, '__module__': __name__, '_own_arguments': tuple(own),
+                 '__doc__': 'Keras 2.3.1\'s `%s` with tf.keras\' arguments: %s.' % (
+                     keras_class.__name__, ', '.join('%s=%r' % kv for kv in arguments.items()))}
+    if update_rule is not None:
+        namespace['_update_rule'] = update_rule
+    return type(name, (Optimizer, keras_class), namespace)
+
+
+def _slots(params, name):
+    return [K.zeros(K.int_shape(p), dtype=K.dtype(p), name='%s_%d' % (name, i))
+            for i, p in enumerate(params)]
+
+
+def _rmsprop_rule(self, loss, params):
+    """RMSprop as tf.keras 2.11+ computes it with `momentum` or `centered`: the step is
+    `lr * g / sqrt(ms - mg ** 2 + epsilon)` (`mg`, the mean gradient, where centered), added
+    to a momentum accumulator where `momentum > 0`. Without either, Keras 2.3.1's rule."""
+    if not self.momentum and not self.centered:
+        return keras_optimizers.RMSprop.get_updates(self, loss, params)
+    grads = self.get_gradients(loss, params)
+    velocities = _slots(params, 'velocity')
+    momentums = _slots(params, 'momentum') if self.momentum else [None] * len(params)
+    averages = _slots(params, 'average_gradient') if self.centered else [None] * len(params)
+    self.weights = [self.iterations] + velocities + [m for m in momentums if m is not None] + \
+        [a for a in averages if a is not None]
+    self.updates = [K.update_add(self.iterations, 1)]
+    lr = self.learning_rate
+    if self.initial_decay > 0:
+        lr = lr * (1. / (1. + self.decay * K.cast(self.iterations, K.dtype(self.decay))))
+    for p, g, velocity, momentum, average in zip(params, grads, velocities, momentums,
+                                                 averages):
+        new_velocity = self.rho * velocity + (1. - self.rho) * K.square(g)
+        self.updates.append(K.update(velocity, new_velocity))
+        denominator = new_velocity
+        if average is not None:
+            new_average = self.rho * average + (1. - self.rho) * g
+            self.updates.append(K.update(average, new_average))
+            denominator = denominator - K.square(new_average)
+        step = lr * g / K.sqrt(denominator + self.epsilon)
+        if momentum is not None:
+            step = self.momentum * momentum + step
+            self.updates.append(K.update(momentum, step))
+        new_p = p - step
+        if getattr(p, 'constraint', None) is not None:
+            new_p = p.constraint(new_p)
+        self.updates.append(K.update(p, new_p))
+    return self.updates
+
+
+def _adagrad_rule(self, loss, params):
+    """Keras 2.3.1's Adagrad, its accumulators starting at `initial_accumulator_value`."""
+    updates = keras_optimizers.Adagrad.get_updates(self, loss, params)
+    for accumulator in self.weights[1:]:
+        K.set_value(accumulator, np.full(K.int_shape(accumulator),
+                                         self.initial_accumulator_value))
+    return updates
+
+
+def _check_rmsprop(arguments):
+    if not 0 <= arguments['momentum'] < 1:
+        raise ValueError('RMSprop momentum must be in [0, 1), got %r.' % (arguments['momentum'],))
+
+
+def _check_adagrad(arguments):
+    if arguments['initial_accumulator_value'] < 0:
+        raise ValueError('Adagrad initial_accumulator_value must be >= 0, got %r.'
+                         % (arguments['initial_accumulator_value'],))
 
 
 SGD = _tf_optimizer(keras_optimizers.SGD,
                     dict(learning_rate=0.01, momentum=0.0, nesterov=False))
 RMSprop = _tf_optimizer(keras_optimizers.RMSprop,
-                        dict(learning_rate=0.001, rho=0.9, epsilon=1e-7),
-                        refused=(('momentum', bool), ('centered', bool)))
-# Keras 2.3.1's Adagrad starts its accumulators at zero, not at tf.keras'
-# initial_accumulator_value (0.1).
-Adagrad = _tf_optimizer(keras_optimizers.Adagrad, dict(learning_rate=0.001, epsilon=1e-7),
-                        refused=(('initial_accumulator_value', lambda value: False),))
+                        dict(learning_rate=0.001, rho=0.9, momentum=0.0, epsilon=1e-7,
+                             centered=False),
+                        own=('momentum', 'centered'), update_rule=_rmsprop_rule,
+                        check=_check_rmsprop)
+Adagrad = _tf_optimizer(keras_optimizers.Adagrad,
+                        dict(learning_rate=0.001, initial_accumulator_value=0.1, epsilon=1e-7),
+                        own=('initial_accumulator_value',), update_rule=_adagrad_rule,
+                        check=_check_adagrad)
 Adadelta = _tf_optimizer(keras_optimizers.Adadelta,
                          dict(learning_rate=0.001, rho=0.95, epsilon=1e-7))
 Adam = _tf_optimizer(keras_optimizers.Adam,
                      dict(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
                           amsgrad=False))
+AdamW = _tf_optimizer(keras_optimizers.Adam,
+                      dict(learning_rate=0.001, weight_decay=0.004, beta_1=0.9, beta_2=0.999,
+                           epsilon=1e-7, amsgrad=False), name='AdamW')
 Adamax = _tf_optimizer(keras_optimizers.Adamax,
                        dict(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7))
 Nadam = _tf_optimizer(keras_optimizers.Nadam,
                       dict(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7))
 
-_CLASSES = {c.__name__.lower(): c for c in (SGD, RMSprop, Adagrad, Adadelta, Adam, Adamax,
-                                            Nadam)}
+_CLASSES = {c.__name__.lower(): c for c in (SGD, RMSprop, Adagrad, Adadelta, Adam, AdamW,
+                                            Adamax, Nadam)}
 
 
 def serialize(optimizer):
@@ -245,8 +428,8 @@ def get(identifier):
 
 
 def __getattr__(name):
-    """`optimizers.legacy` (tf.keras 2.11+), loaded on first use: it re-exports this
-    module's classes."""
-    if name == 'legacy':
-        return importlib.import_module(__name__ + '.legacy')
+    """`optimizers.legacy` (tf.keras 2.11+) and `optimizers.experimental` (2.9+), loaded on
+    first use: they re-export this module's classes."""
+    if name in ('legacy', 'experimental'):
+        return importlib.import_module(__name__ + '.' + name)
     raise AttributeError('module %r has no attribute %r' % (__name__, name))
