@@ -173,3 +173,17 @@ def test_namespaces_exist_in_tensorflow():
             if name in own.get(path, ()):
                 continue
             assert hasattr(module, name.rstrip('.*')), '%s.%s' % (path, name)
+
+
+@pytest.mark.parametrize('method', ['jacobian', 'batch_jacobian'])
+def test_tape_jacobians_match_tensorflow(method):
+    def jacobian(tf):
+        x, w = tf.constant(X), tf.constant(W)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.tanh(tf.matmul(x, w)) * tf.reduce_sum(x, axis=1, keepdims=True)
+        result = getattr(tape, method)(y, x)
+        return result.numpy() if hasattr(result, 'numpy') else result
+    expected, got = jacobian(tensorflow), jacobian(torchk.tf)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)

@@ -157,3 +157,44 @@ def test_function_compiles_under_torchk_compile(monkeypatch):
     function(tf.constant(1.))
     function(tf.constant(2.))
     assert len(compiled_functions) == 1
+
+
+W = np.array([[1., 0.5, 2.], [0., 1., -1.]], 'float32')
+X = np.array([[1., 2.], [3., -4.]], 'float32')
+
+
+def _squared_product(x, w):
+    return torch.matmul(x, w) ** 2
+
+
+def test_jacobian_against_torch_autograd():
+    x, w = tf.constant(X), tf.Variable(W)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = _squared_product(x, w)
+    got_x, got_w, unconnected = tape.jacobian(y, [x, w, tf.Variable(1.)])
+    expected_x, expected_w = torch.autograd.functional.jacobian(
+        _squared_product, (torch.tensor(X), torch.tensor(W)))
+    assert got_x.shape == (2, 3, 2, 2) and got_w.shape == (2, 3, 2, 3)
+    np.testing.assert_allclose(got_x.numpy(), expected_x.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got_w.numpy(), expected_w.numpy(), rtol=1e-6)
+    assert unconnected is None
+    with pytest.raises(RuntimeError, match='call jacobian\\(\\) several times'):
+        tape.jacobian(y, x)
+
+
+def test_batch_jacobian_is_the_per_example_block_of_the_jacobian():
+    x, w = tf.constant(X), tf.Variable(W)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = _squared_product(x, w)
+    full = torch.autograd.functional.jacobian(lambda a: _squared_product(a, torch.tensor(W)),
+                                              torch.tensor(X))
+    got = tape.batch_jacobian(y, x)
+    assert got.shape == (2, 3, 2)
+    np.testing.assert_allclose(got.numpy(), torch.stack([full[i, :, i] for i in range(2)]),
+                               rtol=1e-6)
+    zero = tape.jacobian(y, tf.Variable(1.), unconnected_gradients='zero')
+    assert zero.shape == (2, 3) and not zero.any()
+    with pytest.raises(ValueError, match='same first \\(batch\\) dimension'):
+        tape.batch_jacobian(y, tf.constant(np.ones((3, 2), 'float32')))

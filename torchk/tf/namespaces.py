@@ -148,7 +148,9 @@ How it differs from TensorFlow:
 - `tf.Variable` is a torchk variable (a `torch.nn.Parameter`) whose Python operators compute
   at once; gradients of every trainable variable are recorded, as TF's tapes watch them.
 - `GradientTape` keeps autograd graphs alive after `gradient` (so two tapes can share one
-  forward pass) and differentiates gradients taken while a tape records (nested tapes).
+  forward pass) and differentiates gradients taken while a tape records (nested tapes);
+  `jacobian` and `batch_jacobian` take one backward pass per element of the target (per
+  example, for `batch_jacobian`).
 - `tf.function` runs the Python function (compiled by `torch.compile` under
   `TORCHK_COMPILE=1`); `tf.device` changes nothing; random ops ignore per-op seeds (use
   `tf.random.set_seed`); `tf.config.set_visible_devices([], 'GPU')` puts torchk on the CPU.

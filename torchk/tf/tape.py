@@ -112,6 +112,12 @@ class GradientTape:
             RuntimeError: if a non-persistent tape computes gradients a second time.
             ValueError: for another `unconnected_gradients`.
         """
+        unconnected = self._start('gradient', unconnected_gradients)
+        return self._gradient(target, sources, output_gradients, unconnected)
+
+    def _start(self, method, unconnected_gradients):
+        """Checks a use of the tape (`method`, for errors); returns `unconnected_gradients`
+        as a string."""
         unconnected = getattr(unconnected_gradients, 'value', unconnected_gradients)
         if unconnected not in _UNCONNECTED:
             raise ValueError('unconnected_gradients must be one of %s; got %r.'
@@ -119,8 +125,11 @@ class GradientTape:
         if self._used and not self._persistent:
             raise RuntimeError('A non-persistent GradientTape can compute gradients only once; '
                                'create it with tf.GradientTape(persistent=True) to call '
-                               'gradient() several times.')
+                               '%s() several times.' % method)
         self._used = True
+        return unconnected
+
+    def _gradient(self, target, sources, output_gradients, unconnected):
         flat_sources = structure.flatten(sources)
         targets = structure.flatten(target)
         seeds = (structure.flatten(output_gradients) if output_gradients is not None
@@ -143,6 +152,83 @@ class GradientTape:
             grads = [torch.zeros_like(s) if g is None and isinstance(s, torch.Tensor) else g
                      for s, g in zip(flat_sources, grads)]
         return structure.pack_as(sources, grads)
+
+    def jacobian(self, target, sources, unconnected_gradients='none',
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of `target` with respect to each of `sources`.
+
+        # Arguments
+            target: a tensor.
+            sources: a tensor or variable, or a nested structure of them.
+            unconnected_gradients: as for `gradient`.
+            parallel_iterations, experimental_use_pfor: accepted for TF's signature; the
+                rows are computed one backward pass each.
+
+        # Returns
+            In the structure of `sources`, tensors of shape `target.shape + source.shape`
+            (None for an unconnected source unless `unconnected_gradients='zero'`).
+        """
+        flat_target = self._target_tensor(target, 'jacobian').reshape(-1)
+        unconnected = self._start('jacobian', unconnected_gradients)
+        rows = [self._gradient(flat_target[i], sources, None, unconnected)
+                for i in range(flat_target.shape[0])]
+        return self._stacked(rows, sources, tuple(target.shape), lambda s: tuple(s.shape))
+
+    def batch_jacobian(self, target, source, unconnected_gradients='none',
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """The Jacobian of each example of `target` with respect to the same example of
+        `source`, the examples (axis 0) being independent of each other, as TF assumes.
+
+        # Arguments
+            target: a tensor of shape `(batch,) + t`.
+            source: a tensor of shape `(batch,) + s`.
+            unconnected_gradients, parallel_iterations, experimental_use_pfor: as for
+                `jacobian`.
+
+        # Returns
+            A tensor of shape `(batch,) + t + s`.
+
+        # Raises
+            ValueError: if `target` and `source` have different batch sizes.
+        """
+        target = self._target_tensor(target, 'batch_jacobian')
+        if target.dim() < 1 or source.dim() < 1 or target.shape[0] != source.shape[0]:
+            raise ValueError('batch_jacobian needs a target and a source with the same first '
+                             '(batch) dimension; got shapes %s and %s.'
+                             % (tuple(target.shape), tuple(source.shape)))
+        unconnected = self._start('batch_jacobian', unconnected_gradients)
+        per_example = target.reshape(target.shape[0], -1)
+        rows = [self._gradient(per_example[:, i].sum(), source, None, unconnected)
+                for i in range(per_example.shape[1])]
+        if rows and rows[0] is None:
+            return None
+        batch = target.shape[0]
+        if not rows:
+            return torch.zeros(tuple(target.shape) + tuple(source.shape[1:]),
+                               dtype=source.dtype, device=source.device)
+        stacked = torch.stack([r.reshape(batch, -1) for r in rows], dim=1)
+        return stacked.reshape(tuple(target.shape) + tuple(source.shape[1:]))
+
+    def _target_tensor(self, target, method):
+        if not isinstance(target, torch.Tensor):
+            raise TypeError('GradientTape.%s expects one tensor as its target; got %r.'
+                            % (method, type(target).__name__))
+        return target
+
+    @staticmethod
+    def _stacked(rows, sources, target_shape, source_shape):
+        flat_sources = structure.flatten(sources)
+        flat_rows = [structure.flatten(row) for row in rows]
+        result = []
+        for k, source in enumerate(flat_sources):
+            column = [row[k] for row in flat_rows]
+            if any(g is None for g in column):
+                result.append(None)
+                continue
+            shape = target_shape + source_shape(source)
+            result.append(torch.stack(column).reshape(shape) if column else
+                          torch.zeros(shape, dtype=source.dtype, device=source.device))
+        return structure.pack_as(sources, result)
 
     def _differentiable(self, source):
         if not isinstance(source, torch.Tensor) or not source.requires_grad:
