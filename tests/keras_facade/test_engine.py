@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import torchk.keras as keras
+import torchk.tf
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(100, 4).astype('float32')
@@ -110,3 +111,57 @@ def test_class_weight_in_the_train_step_loop():
     assert history.history['loss'][0] == pytest.approx(expected, rel=1e-4)
     with pytest.raises(ValueError, match='validation_split'):
         model.fit(Batches(), validation_split=0.2, verbose=0)
+
+
+class StepByTape(keras.Model):
+    """A tf.keras-style `train_step`: compiled_loss, minimize with the tape, compiled_metrics."""
+
+    def train_step(self, data):
+        x, y = data
+        with torchk.tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred)
+        self.optimizer.minimize(loss, self.trainable_variables, tape=tape)
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+
+@pytest.mark.parametrize('metrics, expected', [
+    (['mae'], ['a_mae', 'b_mae']),
+    ({'a': 'mae', 'b': 'accuracy'}, ['a_mae', 'b_accuracy']),
+    ([['mse'], ['accuracy', 'mae']], ['a_mse', 'b_accuracy', 'b_mae']),
+], ids=['one_list_for_all', 'dict_by_output', 'list_per_output'])
+def test_compiled_metrics_and_losses_track_every_output(metrics, expected):
+    """Names and values as tf.keras 2.15 gives them for a two-output model (checked there:
+    the same names, the same values to 4 digits)."""
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(8, 3)).astype('float32')
+    y_a = rng.normal(size=(8, 1)).astype('float32')
+    y_b = rng.randint(0, 2, size=(8, 1))
+    inputs = keras.Input((3,))
+    a = keras.layers.Dense(1, name='a', kernel_initializer='ones')(inputs)
+    b = keras.layers.Dense(2, activation='softmax', name='b', kernel_initializer='zeros')(inputs)
+    model = StepByTape(inputs, [a, b])
+    model.compile(keras.optimizers.SGD(0.), ['mse', 'sparse_categorical_crossentropy'],
+                  metrics=metrics)
+    history = model.fit(x, [y_a, y_b], batch_size=8, epochs=1, verbose=0).history
+    assert sorted(history) == sorted(expected + ['loss', 'a_loss', 'b_loss'])
+    error = x.sum(axis=1, keepdims=True) - y_a
+    reference = {'a_loss': np.mean(error ** 2), 'a_mse': np.mean(error ** 2),
+                 'a_mae': np.mean(np.abs(error)), 'b_loss': np.log(2.),
+                 'b_accuracy': np.mean(y_b == 0), 'b_mae': 0.5}
+    reference['loss'] = reference['a_loss'] + reference['b_loss']
+    for name, values in history.items():
+        assert values[0] == pytest.approx(reference[name], rel=1e-5), name
+
+
+def test_compiled_metrics_name_the_outputs_they_lack():
+    model = StepByTape(*_two_outputs())
+    model.compile('sgd', 'mse', metrics={'c': 'mae'})
+    with pytest.raises(ValueError, match=r"names outputs \['c'\]; the model's outputs are"):
+        model.fit(np.zeros((4, 3)), [np.zeros((4, 1)), np.zeros((4, 1))], verbose=0)
+
+
+def _two_outputs():
+    inputs = keras.Input((3,))
+    return inputs, [keras.layers.Dense(1, name=name)(inputs) for name in 'ab']

@@ -15,6 +15,7 @@ the gradients. The default steps use what `compile` set up, as tf.keras does:
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
 import contextlib
+import functools
 import threading
 
 import numpy as np
@@ -271,8 +272,25 @@ class LossesContainer(object):
     def __init__(self, loss, loss_weights=None, output_names=None):
         self._loss = loss
         self._loss_weights = loss_weights
-        self._output_names = output_names
+        self._given_output_names = output_names or (lambda: None)
         self.metric = keras.metrics.Mean(name='loss')
+        self._per_output_metrics = None
+
+    @property
+    def _output_names(self):
+        return self._given_output_names()
+
+    def _output_metrics(self, losses, count):
+        """With several outputs, a `<output name>_loss` mean per output that has a loss
+        (each output's own loss, before its weight, as tf.keras tracks it)."""
+        if self._per_output_metrics is None:
+            names = self._output_names
+            if not names or len(names) != count:
+                names = ['output_%d' % (i + 1) for i in range(count)]
+            self._per_output_metrics = [
+                None if count < 2 or loss is None else keras.metrics.Mean(name=name + '_loss')
+                for name, loss in zip(names, losses)]
+        return self._per_output_metrics
 
     @staticmethod
     def _loss_object(identifier):
@@ -307,10 +325,15 @@ class LossesContainer(object):
             targets = list(y_true) if isinstance(y_true, (list, tuple)) else [y_true]
             losses = self._per_output(self._loss, len(outputs))
             weights = self._per_output(self._loss_weights or 1., len(outputs))
-            for target, output, loss, weight in zip(targets, outputs, losses, weights):
+            trackers = self._output_metrics(losses, len(outputs))
+            batch = torch.tensor(float(len(_first_array(y_pred))))
+            for target, output, loss, weight, tracker in zip(targets, outputs, losses,
+                                                             weights, trackers):
                 if loss is None:
                     continue
                 value = self._loss_object(loss)(target, output, sample_weight=sample_weight)
+                if tracker is not None:
+                    tracker.update_state(value.detach(), sample_weight=batch)
                 value = value * weight if weight != 1. else value
                 total = value if total is None else total + value
         for value in regularization_losses or []:
@@ -324,41 +347,87 @@ class LossesContainer(object):
 
     @property
     def metrics(self):
-        return [self.metric]
+        return [self.metric] + [m for m in self._per_output_metrics or [] if m is not None]
 
 
 class MetricsContainer(object):
     """`model.compiled_metrics`: the metrics given to `compile`, as stateful metric objects.
 
-    `'accuracy'`/`'acc'` becomes binary, categorical or sparse categorical accuracy from the
-    loss and the shapes seen first, as tf.keras decides.
+    As in tf.keras: a flat list of metrics applies to every output, a list of lists or a dict
+    by output name to the outputs they name; with several outputs each metric is named
+    `<output name>_<metric name>`. `'accuracy'`/`'acc'` becomes binary, categorical or sparse
+    categorical accuracy from the output's loss and the shapes seen first.
+
+    # Arguments
+        metrics: as `compile` took them.
+        loss: as `compile` took it (one loss, or a list or dict of them).
+        output_names: a function returning the model's output names (or None), asked when
+            the first batch arrives.
     """
 
-    def __init__(self, metrics, loss=None):
+    def __init__(self, metrics, loss=None, output_names=None):
         self._given = metrics or []
         self._loss = loss
-        self._metrics = None
+        self._output_names = output_names or (lambda: None)
+        self._per_output = None
 
-    def _build(self, y_true, y_pred):
-        given = self._given
+    def _names(self, y_pred, count):
+        if isinstance(y_pred, dict):
+            return list(y_pred)
+        names = self._output_names()
+        if names and len(names) == count:
+            return list(names)
+        return ['output_%d' % (i + 1) for i in range(count)]
+
+    @staticmethod
+    def _as_list(value):
+        if value is None:
+            return []
+        return list(value) if isinstance(value, (list, tuple)) else [value]
+
+    def _build(self, targets, outputs, names):
+        given, loss = self._given, self._loss
         if isinstance(given, dict):
-            given = [m for value in given.values() for m in (
-                value if isinstance(value, (list, tuple)) else [value])]
-        self._metrics = [self._metric(m, y_true, y_pred) for m in given]
+            unknown = sorted(set(given) - set(names))
+            if unknown:
+                raise ValueError('compile(metrics=...) names outputs %s; the model\'s outputs '
+                                 'are %s.' % (unknown, names))
+            per_output = [self._as_list(given.get(name)) for name in names]
+        elif len(names) > 1 and given and all(isinstance(g, (list, tuple)) for g in given):
+            if len(given) != len(names):
+                raise ValueError('compile(metrics=...) has %d lists of metrics for %d outputs.'
+                                 % (len(given), len(names)))
+            per_output = [list(g) for g in given]
+        else:
+            per_output = [self._as_list(given)] * len(names)
+        losses = ([loss.get(name) for name in names] if isinstance(loss, dict) else
+                  list(loss) if isinstance(loss, (list, tuple)) else [loss] * len(names))
+        prefix = len(names) > 1
+        self._per_output = [
+            [self._metric(m, target, output, output_loss, name + '_' if prefix else '')
+             for m in identifiers]
+            for identifiers, target, output, output_loss, name
+            in zip(per_output, targets, outputs, losses, names)]
 
-    def _metric(self, identifier, y_true, y_pred):
+    def _metric(self, identifier, y_true, y_pred, loss, prefix):
         if isinstance(identifier, keras.metrics.Metric):
-            return identifier
+            if not prefix:
+                return identifier
+            config = identifier.get_config()
+            config['name'] = prefix + identifier.name
+            return type(identifier).from_config(config)
         if identifier in ('accuracy', 'acc'):
-            return self._accuracy(identifier, y_true, y_pred)
+            return self._accuracy(prefix + identifier, y_true, y_pred, loss)
         if isinstance(identifier, str):
             function = keras.metrics.get(identifier)
-            return keras.metrics.MeanMetricWrapper(function, name=identifier)
-        return keras.metrics.MeanMetricWrapper(identifier, name=identifier.__name__)
+            return keras.metrics.MeanMetricWrapper(function, name=prefix + identifier)
+        return keras.metrics.MeanMetricWrapper(identifier,
+                                               name=prefix + identifier.__name__)
 
-    def _accuracy(self, name, y_true, y_pred):
-        loss = self._loss if isinstance(self._loss, str) else getattr(
-            self._loss, '__name__', getattr(self._loss, 'name', '')) or ''
+    @staticmethod
+    def _accuracy(name, y_true, y_pred, loss):
+        loss = loss if isinstance(loss, str) else getattr(
+            loss, '__name__', getattr(loss, 'name', '')) or ''
         true_shape, pred_shape = tuple(np.shape(y_true)), tuple(np.shape(y_pred))
         if 'binary' in loss or (pred_shape and pred_shape[-1] == 1):
             return keras.metrics.BinaryAccuracy(name=name)
@@ -368,19 +437,35 @@ class MetricsContainer(object):
         return keras.metrics.CategoricalAccuracy(name=name)
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        """Updates every metric with a batch."""
-        if isinstance(y_pred, (list, tuple, dict)):
-            y_pred = list(y_pred.values()) if isinstance(y_pred, dict) else y_pred
-            y_true = list(y_true.values()) if isinstance(y_true, dict) else y_true
-            y_true, y_pred = y_true[0], y_pred[0]
-        if self._metrics is None:
-            self._build(y_true, y_pred)
-        for metric in self._metrics:
-            metric.update_state(y_true, _detach(y_pred), sample_weight=sample_weight)
+        """Updates every metric with a batch (each output's metrics with that output).
+
+        # Raises
+            ValueError: if the targets are not one per output.
+        """
+        several = isinstance(y_pred, (list, tuple, dict))
+        outputs = (list(y_pred.values()) if isinstance(y_pred, dict) else
+                   list(y_pred) if several else [y_pred])
+        names = self._names(y_pred, len(outputs))
+        if isinstance(y_true, dict):
+            missing = [name for name in names if name not in y_true]
+            if missing:
+                raise ValueError('The targets have no value for the outputs %s (they have %s).'
+                                 % (missing, sorted(y_true)))
+            targets = [y_true[name] for name in names]
+        else:
+            targets = list(y_true) if several else [y_true]
+        if len(targets) != len(outputs):
+            raise ValueError('The model has %d outputs but the targets are %d.'
+                             % (len(outputs), len(targets)))
+        if self._per_output is None:
+            self._build(targets, outputs, names)
+        for metrics, target, output in zip(self._per_output, targets, outputs):
+            for metric in metrics:
+                metric.update_state(target, _detach(output), sample_weight=sample_weight)
 
     @property
     def metrics(self):
-        return list(self._metrics or [])
+        return [metric for metrics in self._per_output or [] for metric in metrics]
 
 
 def _detach(value):
@@ -405,9 +490,9 @@ class Model(keras.Model):
         and `jit_compile` are accepted and have no effect)."""
         self._torchk_run_eagerly = bool(run_eagerly)
         optimizer = tf_optimizers.get(optimizer) if optimizer is not None else None
-        self.compiled_loss = LossesContainer(loss, loss_weights,
-                                             getattr(self, 'output_names', None))
-        self.compiled_metrics = MetricsContainer(metrics, loss)
+        output_names = functools.partial(getattr, self, 'output_names', None)  # known later
+        self.compiled_loss = LossesContainer(loss, loss_weights, output_names)
+        self.compiled_metrics = MetricsContainer(metrics, loss, output_names)
         if self._eager_steps():
             self.optimizer = optimizer
             self.loss = loss
