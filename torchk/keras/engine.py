@@ -284,9 +284,7 @@ class LossesContainer(object):
         """With several outputs, a `<output name>_loss` mean per output that has a loss
         (each output's own loss, before its weight, as tf.keras tracks it)."""
         if self._per_output_metrics is None:
-            names = self._output_names
-            if not names or len(names) != count:
-                names = ['output_%d' % (i + 1) for i in range(count)]
+            names = _names_of_outputs(self._output_names, count)
             self._per_output_metrics = [
                 None if count < 2 or loss is None else keras.metrics.Mean(name=name + '_loss')
                 for name, loss in zip(names, losses)]
@@ -316,6 +314,7 @@ class LossesContainer(object):
             regularization_losses: scalar tensors added to the total (`self.losses`).
         """
         total = None
+        batch = torch.tensor(float(len(_first_array(y_pred)) if y_pred is not None else 1))
         if self._loss is not None and y_true is not None:
             if isinstance(y_pred, dict):
                 y_pred = [y_pred[name] for name in self._output_names]
@@ -326,7 +325,6 @@ class LossesContainer(object):
             losses = self._per_output(self._loss, len(outputs))
             weights = self._per_output(self._loss_weights or 1., len(outputs))
             trackers = self._output_metrics(losses, len(outputs))
-            batch = torch.tensor(float(len(_first_array(y_pred))))
             for target, output, loss, weight, tracker in zip(targets, outputs, losses,
                                                              weights, trackers):
                 if loss is None:
@@ -341,8 +339,7 @@ class LossesContainer(object):
         if total is None:
             raise ValueError('The model has no loss: give compile a loss, or add losses in '
                              'the layers (add_loss).')
-        batch = len(_first_array(y_pred)) if y_pred is not None else 1
-        self.metric.update_state(total, sample_weight=torch.tensor(float(batch)))
+        self.metric.update_state(total, sample_weight=batch)
         return total
 
     @property
@@ -374,10 +371,7 @@ class MetricsContainer(object):
     def _names(self, y_pred, count):
         if isinstance(y_pred, dict):
             return list(y_pred)
-        names = self._output_names()
-        if names and len(names) == count:
-            return list(names)
-        return ['output_%d' % (i + 1) for i in range(count)]
+        return _names_of_outputs(self._output_names(), count)
 
     @staticmethod
     def _as_list(value):
@@ -466,6 +460,13 @@ class MetricsContainer(object):
     @property
     def metrics(self):
         return [metric for metrics in self._per_output or [] for metric in metrics]
+
+
+def _names_of_outputs(names, count):
+    """The model's output names where it has `count` of them, else `output_1`, ..."""
+    if names and len(names) == count:
+        return list(names)
+    return ['output_%d' % (i + 1) for i in range(count)]
 
 
 def _detach(value):

@@ -258,8 +258,7 @@ _TF_KERAS_ONLY_KEYS = ('jit_compile', 'is_legacy_optimizer', 'ema_momentum',
                        'ema_overwrite_frequency')
 
 
-def _tf_optimizer(keras_class, arguments, own=(), refused=(), name=None, update_rule=None,
-                  check=None):
+def _tf_optimizer(keras_class, arguments, own=(), name=None, update_rule=None, check=None):
     """A tf.keras optimizer class over `keras_class`.
 
     # Arguments
@@ -267,7 +266,6 @@ def _tf_optimizer(keras_class, arguments, own=(), refused=(), name=None, update_
         arguments: tf.keras' arguments, in its order (also positionally), with its defaults.
         own: those of `arguments` that `keras_class` lacks: attributes of the optimizer and
             keys of its configuration, read by `update_rule`.
-        refused: (argument, predicate) pairs: a value the predicate holds for is refused.
         name: the class name (default: `keras_class`'s).
         update_rule: a `_update_rule(self, loss, params)` in place of `keras_class`'s.
         check: a function of the arguments (a dict) raising ValueError for a bad value.
@@ -284,10 +282,6 @@ def _tf_optimizer(keras_class, arguments, own=(), refused=(), name=None, update_
             kwargs[key] = value
         if 'lr' in kwargs:
             kwargs['learning_rate'] = kwargs.pop('lr')
-        for key, refuses in refused:
-            if key in kwargs and refuses(kwargs.pop(key)):
-                raise ValueError('%s(%s=...) is not provided by torchk (Keras 2.3.1\'s %s '
-                                 'has no such option).' % (name, key, keras_class.__name__))
         given = dict(arguments)
         given.update(kwargs)
         if check is not None:
