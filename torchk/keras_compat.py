@@ -85,7 +85,6 @@ import importlib.abc
 import inspect
 import os
 import sys
-import tempfile
 
 import numpy as np
 
@@ -311,6 +310,8 @@ def _saving_atomically(save, module):
     `overwrite=False`, the prompt is `module.ask_to_proceed_with_overwrite`, looked up at
     each call as `save` itself does, so that a patch there (Keras' tests patch
     `keras.engine.saving`'s) answers it."""
+    from .saving.atomic_files import replacing
+
     @functools.wraps(save)
     def save_atomically(obj, filepath, overwrite=True, *args, **kwargs):
         if not isinstance(filepath, (str, os.PathLike)) or str(filepath).startswith('gs://'):
@@ -319,30 +320,9 @@ def _saving_atomically(save, module):
         if not overwrite and os.path.isfile(filepath):
             if not module.ask_to_proceed_with_overwrite(filepath):
                 return None
-        directory, name = os.path.split(os.path.abspath(filepath))
-        handle, temporary = tempfile.mkstemp(prefix='.%s.' % name, suffix='.saving',
-                                             dir=directory)
-        os.close(handle)
-        try:
-            os.chmod(temporary, _mode_for(filepath))
-            result = save(obj, temporary, True, *args, **kwargs)
-            os.replace(temporary, filepath)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-            raise
-        return result
+        with replacing(filepath) as temporary:
+            return save(obj, temporary, True, *args, **kwargs)
     return save_atomically
-
-
-def _mode_for(filepath):
-    """The permissions a file written at `filepath` gets: the old file's, else the umask's
-    (`mkstemp` creates its files readable by their owner only)."""
-    if os.path.exists(filepath):
-        return os.stat(filepath).st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def _yaml_load_with_a_loader(saving):

@@ -17,13 +17,12 @@ import functools
 import io
 import json
 import os
-import tempfile
 import zipfile
 
 import h5py
 import numpy as np
 
-from . import dialects, op_layer_nodes, weights_h5
+from . import atomic_files, dialects, op_layer_nodes, weights_h5
 from .keras_zip import CONFIG_NAME, WEIGHTS_NAME
 
 METADATA_NAME = 'metadata.json'
@@ -77,20 +76,11 @@ def save(model, filepath, include_optimizer=True, overwrite=True):
     weights = weights_file(model, include_optimizer=compiled)
     metadata = {'keras_version': _keras_version(),
                 'date_saved': datetime.datetime.now().strftime('%Y-%m-%d@%H:%M:%S')}
-    directory, name = os.path.split(os.path.abspath(filepath))
-    handle, temporary = tempfile.mkstemp(prefix='.%s.' % name, suffix='.saving', dir=directory)
-    os.close(handle)
-    try:
+    with atomic_files.replacing(filepath) as temporary:
         with zipfile.ZipFile(temporary, 'w', zipfile.ZIP_STORED) as archive:
             archive.writestr(METADATA_NAME, json.dumps(metadata))
             archive.writestr(CONFIG_NAME, json.dumps(config, default=_json_value))
             archive.writestr(WEIGHTS_NAME, weights)
-        os.chmod(temporary, _mode_for(filepath))
-        os.replace(temporary, filepath)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        raise
 
 
 def saving_keras_zips(save_model):
@@ -119,14 +109,6 @@ def _json_value(value):
 def _keras_version():
     import keras
     return keras.__version__
-
-
-def _mode_for(filepath):
-    if os.path.exists(filepath):
-        return os.stat(filepath).st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 # ---- Configuration ---------------------------------------------------------------------
