@@ -11,6 +11,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tes
 os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
 os.environ['KERAS_HOME'] = tempfile.mkdtemp(prefix='torchk-keras-home-')
 os.environ.setdefault('TORCHK_DEVICE', 'cpu')
+# Tests compare float32 results with float32 references: on CUDA (TORCHK_DEVICE=cuda) they run
+# without TensorFloat-32, which torchk otherwise allows there as TF does (tests/test_config.py).
+os.environ.setdefault('TORCHK_TF32', '0')
 
 import pytest  # noqa: E402  (after the environment is set)
 

@@ -48,6 +48,46 @@ def test_env_device_overrides_keras_json(tmp_path):
     assert result.stdout.strip().endswith('meta')
 
 
+def tf32_switches(tmp_path, keras_json=None, env=None, device='cuda:0'):
+    """torch's two CUDA TF32 switches after torchk chose `device`, in a fresh process (no
+    GPU needed: the switches are process-wide settings)."""
+    home = tmp_path / 'home'
+    home.mkdir()
+    if keras_json is not None:
+        (home / 'keras.json').write_text(json.dumps(keras_json))
+    environment = dict(os.environ, KERAS_HOME=str(home), PYTHONPATH=ROOT)
+    environment.pop('TORCHK_TF32', None)
+    environment.update(env or {})
+    code = ('import torch; from torchk import config; config.set_device(%r); '
+            'print(config.tf32_enabled(), torch.backends.cuda.matmul.allow_tf32, '
+            'torch.backends.cudnn.allow_tf32)' % device)
+    return subprocess.run([sys.executable, '-c', code], env=environment, capture_output=True,
+                          text=True)
+
+
+@pytest.mark.parametrize('keras_json, env, expected', [
+    (None, None, 'True True True'),  # TF's default: TF32 on for CUDA matmuls and convolutions
+    (None, {'TORCHK_TF32': '0'}, 'False False False'),
+    ({'torchk_tf32': False}, None, 'False False False'),
+    ({'torchk_tf32': False}, {'TORCHK_TF32': '1'}, 'True True True'),
+])
+def test_tf32_on_cuda_follows_the_settings(tmp_path, keras_json, env, expected):
+    result = tf32_switches(tmp_path, keras_json, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
+
+
+def test_tf32_leaves_the_cpu_alone(tmp_path):
+    # torch's own defaults: cuBLAS matmuls in full float32, cuDNN allowed TF32.
+    result = tf32_switches(tmp_path, env={'TORCHK_TF32': '0'}, device='cpu')
+    assert result.stdout.strip() == 'False False True', result.stderr
+
+
+def test_bad_tf32_setting_names_it(tmp_path):
+    result = tf32_switches(tmp_path, env={'TORCHK_TF32': 'yes'})
+    assert result.returncode != 0 and "TORCHK_TF32" in result.stderr and "'yes'" in result.stderr
+
+
 @pytest.mark.parametrize('keras_json, message', [
     ({'floatx': 'float8'}, "Unknown floatx type: 'float8'"),
     ({'image_data_format': 'channels_middle'}, "Unknown data_format: 'channels_middle'"),

@@ -95,7 +95,12 @@ def info():
     print('keras.json: %s (backend: %s%s)' % (
         config._keras_json_path(), configured,
         '' if configured == 'torchk.core' else '; run `python -m torchk configure`'))
-    print('device: %s' % config.device())
+    device = config.device()
+    tf32 = ''
+    if device.type == 'cuda':
+        tf32 = ('; float32 matmuls and convolutions in TF32 (TORCHK_TF32=0: full float32)'
+                if config.tf32_enabled() else '; full float32 (TF32 off)')
+    print('device: %s%s' % (device, tf32))
     environment = dict(os.environ, KERAS_BACKEND='torchk.core')
     root = os.path.dirname(os.path.dirname(os.path.abspath(torchk.__file__)))
     environment['PYTHONPATH'] = os.pathsep.join(

@@ -65,6 +65,7 @@ _FLOATX = _check_floatx(_CONFIG.get('floatx', 'float32'))
 _EPSILON = float(_CONFIG.get('epsilon', 1e-7))
 _IMAGE_DATA_FORMAT = _data_format_from_json(_CONFIG)
 _DEVICE = None
+_TF32 = None
 
 
 def _keras_common():
@@ -165,11 +166,13 @@ def device():
     """Returns the `torch.device` where variables, constants and feeds live.
 
     Chosen by `TORCHK_DEVICE`, else keras.json's `"torchk_device"`, else CUDA when available,
-    else the CPU.
+    else the CPU. On CUDA, the TensorFloat-32 setting (`tf32_enabled`) is applied when the
+    device is chosen.
     """
     global _DEVICE
     if _DEVICE is None:
         _DEVICE = _device_from_settings()
+        _apply_tf32(_DEVICE)
     return _DEVICE
 
 
@@ -177,6 +180,45 @@ def set_device(value):
     """Sets the device for variables and computations created from now on."""
     global _DEVICE
     _DEVICE = torch.device(value)
+    _apply_tf32(_DEVICE)
+
+
+def tf32_enabled():
+    """Whether float32 matrix products and convolutions on CUDA may use TensorFloat-32.
+
+    As TensorFlow does by default (on Ampere and later GPUs), torchk lets cuBLAS and cuDNN
+    compute float32 matmuls, convolutions and fused RNNs with TF32 tensor cores: inputs
+    rounded to a 10-bit mantissa, float32 accumulation (relative errors near 1e-3 instead of
+    1e-6). `TORCHK_TF32=0`, or keras.json's `"torchk_tf32": false`, keeps full float32.
+    CPU computations are never affected.
+    """
+    if _TF32 is not None:
+        return _TF32
+    value = os.environ.get('TORCHK_TF32')
+    if value is None:
+        value = _CONFIG.get('torchk_tf32', True)
+    if isinstance(value, bool):
+        return value
+    if str(value) not in ('0', '1'):
+        raise ValueError('TORCHK_TF32 (or keras.json "torchk_tf32") must be 0 or 1 '
+                         '(false or true), got %r.' % (value,))
+    return str(value) == '1'
+
+
+def set_tf32_enabled(enabled):
+    """Allows (True) or forbids (False) TensorFloat-32 for float32 CUDA matmuls and
+    convolutions from now on, over the environment and keras.json (`tf32_enabled`)."""
+    global _TF32
+    _TF32 = bool(enabled)
+    _apply_tf32(device())
+
+
+def _apply_tf32(device):
+    """Sets torch's CUDA TF32 switches from `tf32_enabled()` when `device` is a CUDA device."""
+    if device.type == 'cuda':
+        enabled = tf32_enabled()
+        torch.backends.cuda.matmul.allow_tf32 = enabled
+        torch.backends.cudnn.allow_tf32 = enabled
 
 
 def mixed_precision_setting():

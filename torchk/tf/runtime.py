@@ -115,7 +115,9 @@ config = Namespace('tf.config', dict(
     experimental=Namespace('tf.config.experimental', dict(
         _DEVICES, set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
         set_virtual_device_configuration=set_virtual_device_configuration,
-        enable_op_determinism=nothing)),
+        enable_op_determinism=nothing,
+        enable_tensor_float_32_execution=torchk_config.set_tf32_enabled,
+        tensor_float_32_execution_enabled=torchk_config.tf32_enabled)),
     threading=Namespace('tf.config.threading', {
         'set_intra_op_parallelism_threads': _set_intra_op_threads,
         'set_inter_op_parallelism_threads': _set_inter_op_threads,
