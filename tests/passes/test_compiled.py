@@ -112,3 +112,19 @@ def test_unknown_mode_is_refused(monkeypatch):
         compiled.mode()
     with pytest.raises(ValueError, match='set_enabled'):
         compiled.set_enabled('always')
+
+
+@pytest.mark.parametrize('value,mode', [(None, 'default'), ('reduce-overhead', 'reduce-overhead'),
+                                        ('max-autotune', 'max-autotune')])
+def test_torch_compile_mode_from_the_environment(monkeypatch, value, mode):
+    if value is None:
+        monkeypatch.delenv('TORCHK_COMPILE_MODE', raising=False)
+    else:
+        monkeypatch.setenv('TORCHK_COMPILE_MODE', value)
+    assert compiled.compile_mode() == mode
+
+
+def test_unknown_torch_compile_mode_is_refused(monkeypatch):
+    monkeypatch.setenv('TORCHK_COMPILE_MODE', 'fast')
+    with pytest.raises(ValueError, match="TORCHK_COMPILE_MODE must be one of .*'fast'"):
+        compiled.compile_mode()

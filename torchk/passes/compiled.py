@@ -83,6 +83,36 @@ def set_enabled(value):
     _mode = False if value is None else {True: 'all', False: None}.get(value, value)
 
 
+_TORCH_COMPILE_MODES = ('default', 'reduce-overhead', 'max-autotune',
+                        'max-autotune-no-cudagraphs')
+
+
+def compile_mode():
+    """`torch.compile`'s `mode` for compiled programs: `TORCHK_COMPILE_MODE`, default
+    `'default'`. `'reduce-overhead'` replays each compiled step as a CUDA graph on CUDA.
+
+    # Raises
+        ValueError: if `TORCHK_COMPILE_MODE` names no mode of `torch.compile`.
+    """
+    value = os.environ.get('TORCHK_COMPILE_MODE', 'default')
+    if value not in _TORCH_COMPILE_MODES:
+        raise ValueError('TORCHK_COMPILE_MODE must be one of %s, got %r.'
+                         % (', '.join(_TORCH_COMPILE_MODES), value))
+    return value
+
+
+def _replays_cuda_graphs():
+    return compile_mode() in ('reduce-overhead', 'max-autotune')
+
+
+def _static(alias):
+    """Marks a variable's alias as a fixed address for CUDA graphs (its storage is the
+    variable's, the same at every call), so that a replay reads and updates the variable in
+    place rather than copying it into the graph's own input buffers."""
+    torch._dynamo.mark_static_address(alias, guard=False)
+    return alias
+
+
 def _cache_on_disk():
     """Points inductor's on-disk cache to `~/.cache/torchk/inductor`, unless
     `TORCHINDUCTOR_CACHE_DIR` says otherwise."""
@@ -120,8 +150,10 @@ class CompiledProgram:
     def __call__(self, *args):
         # Leaf aliases sharing each variable's memory and version counter: gradients are
         # taken with respect to them, updates write through them.
-        return self._call(*args, *[v.detach().requires_grad_(v.requires_grad)
-                                   for v in self.program.variables])
+        aliases = [v.detach().requires_grad_(v.requires_grad) for v in self.program.variables]
+        if self._calls and _replays_cuda_graphs():
+            aliases = [_static(alias) for alias in aliases]
+        return self._call(*args, *aliases)
 
     def _call(self, *args):
         self._calls += 1
@@ -153,7 +185,7 @@ class CompiledProgram:
                          _storage_pointers=lambda variables: None)
         exec(compile(self.source, '<torchk compiled program>', 'exec'), namespace)
         _cache_on_disk()
-        return torch.compile(namespace['program'], dynamic=False)
+        return torch.compile(namespace['program'], dynamic=False, mode=compile_mode())
 
     def _run(self, args):
         with torch._dynamo.config.patch(trace_autograd_ops=True):
