@@ -42,6 +42,28 @@ def inferring():
     return _inference_device is not None
 
 
+_drawing_initial_values = False
+
+
+@contextlib.contextmanager
+def drawing_initial_values():
+    """Inside, random ops draw with CPU generators and move their samples to their device, so
+    that a variable's random initial value (a Keras initializer's) is the same on every
+    device for the same seed. Samples drawn while a program runs (dropout) stay on the
+    device's own generator."""
+    global _drawing_initial_values
+    previous, _drawing_initial_values = _drawing_initial_values, True
+    try:
+        yield
+    finally:
+        _drawing_initial_values = previous
+
+
+def draws_initial_values():
+    """True inside `drawing_initial_values()`."""
+    return _drawing_initial_values
+
+
 @contextlib.contextmanager
 def _inferring_on(device):
     global _inference_device

@@ -1,7 +1,9 @@
 """Random ops. In a graph each draws a new sample on every run, as in TF. The sequence of
 samples is reproducible: an op without a `seed` takes one from numpy's global generator when
 it is created, as Keras' TF backend does (`np.random.randint(10e6)`), so `np.random.seed(n)`
-alone makes initial weights, dropout masks and training repeat on the CPU."""
+alone makes initial weights, dropout masks and training repeat on the CPU. Initial weights
+are drawn on the CPU on every device (`graph.drawing_initial_values`): the same seed gives the
+same initial weights on a GPU."""
 import itertools
 import weakref
 
@@ -46,6 +48,9 @@ class _Seed:
         """
         if torch.compiler.is_compiling():
             return _compiled_sample(kind, list(shape), dtype, device, a, b, self.key)
+        if graph.draws_initial_values() and device.type not in ('cpu', 'meta'):
+            cpu = torch.device('cpu')
+            return _draw(kind, shape, dtype, cpu, a, b, self.generator(cpu)).to(device)
         return _draw(kind, shape, dtype, device, a, b, self.generator(device))
 
 

@@ -125,7 +125,8 @@ def _rebuild_variable(data, requires_grad, name, constraint):
 def to_tensor(value, dtype=None):
     """Converts a variable's initial value (numpy, scalar, tensor, symbol) to a torch tensor."""
     if graph.is_symbol(value) and not isinstance(value, Variable):
-        value = graph.evaluate(value)
+        with graph.drawing_initial_values():
+            value = graph.evaluate(value)
     if hasattr(value, 'tocoo'):
         value = value.toarray()
     if isinstance(value, torch.Tensor):

@@ -77,6 +77,21 @@ def test_cuda_feeds_and_values(monkeypatch):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
+def test_initial_weights_are_the_same_on_cpu_and_cuda(monkeypatch):
+    def initial_weights(device):
+        monkeypatch.setattr(config, '_DEVICE', torch.device(device))
+        np.random.seed(7)
+        model = Sequential([Dense(8, input_shape=(5,), kernel_initializer='glorot_normal'),
+                            Dense(3, kernel_initializer='he_uniform',
+                                  bias_initializer='random_normal')])
+        assert {w.device.type for w in model.weights} == {device}
+        return model.get_weights()
+
+    for on_cpu, on_cuda in zip(initial_weights('cpu'), initial_weights('cuda')):
+        np.testing.assert_array_equal(on_cpu, on_cuda)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
 def test_cuda_float16_training_is_numerically_sane(floatx, monkeypatch):
     monkeypatch.setattr(config, '_DEVICE', torch.device('cuda'))
     floatx('float16')
