@@ -46,18 +46,18 @@ def check_shape(op, argument, actual, expected):
 def check_index_range(op, argument, indices, size):
     """Checks that every value of the integer tensor `indices` lies in `[0, size)`.
 
-    Values are read only on the CPU: on meta tensors and while static shapes are inferred
-    (the example values are made up) nothing is checked, and on other devices the check
-    would cost a device sync, so there the torch kernel's own assert applies. An exported
-    program (`torch.compiler.is_exporting()`) has no values to check either.
+    On meta tensors and while static shapes are inferred (the example values are made up)
+    nothing is checked; an exported program (`torch.compiler.is_exporting()`) has no values
+    to check either. On CUDA the check reads two numbers back (one device sync): a CUDA
+    kernel's own index assert would leave the process's CUDA context unusable.
 
     # Raises
         ValueError: naming `op`, `argument`, the valid range and the first bad index.
     """
-    if (indices.device.type != 'cpu' or graph.inferring() or torch.compiler.is_exporting()
+    if (indices.device.type == 'meta' or graph.inferring() or torch.compiler.is_exporting()
             or indices.numel() == 0):
         return
-    low, high = torch.aminmax(indices)
+    low, high = torch.stack(torch.aminmax(indices)).tolist()
     if low < 0 or high >= size:
         bad = low if low < 0 else high
         fail(op, '%s must lie in [0, %d), got %d.' % (argument, size, bad))
