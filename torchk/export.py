@@ -25,6 +25,7 @@ import torch
 import keras
 from keras import backend as K
 
+from . import config
 from . import function
 from . import graph
 from .interop import KerasModule
@@ -54,16 +55,21 @@ def inference_model(model):
     # Raises
         ValueError: if the model has no symbolic inputs (never built, or subclassed).
     """
-    if not getattr(model, 'inputs', None) or not getattr(model, 'outputs', None):
-        raise ValueError('Exporting needs a Keras model with symbolic inputs and outputs; %s '
-                         'has none. Build it first (give its first layer an input_shape); '
-                         'subclassed models are not supported.' % model.name)
+    _check_built(model)
     inputs = [keras.layers.Input(batch_shape=K.int_shape(x), dtype=K.dtype(x))
               for x in model.inputs]
     with function.learning_phase_scope(0):
         outputs = model(inputs if len(inputs) > 1 else inputs[0])
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     return keras.models.Model(inputs, outputs, name=model.name + '_inference')
+
+
+def _check_built(model):
+    """Raises the ValueError of a model without symbolic inputs and outputs."""
+    if not getattr(model, 'inputs', None) or not getattr(model, 'outputs', None):
+        raise ValueError('Exporting needs a Keras model with symbolic inputs and outputs; %s '
+                         'has none. Build it first (give its first layer an input_shape); '
+                         'subclassed models are not supported.' % model.name)
 
 
 def _identifier(name, taken):
@@ -304,21 +310,44 @@ def exported_program(model, static_batch=None):
                                      or isinstance(static_batch, bool) or static_batch < 1):
         raise ValueError('static_batch must be a positive integer or None, got %r.'
                          % (static_batch,))
-    inference = inference_model(model)
+    _check_built(model)
     _check_exportable(model)
     names = input_names(model)
-    module = _InferenceModule.with_inputs(KerasModule(inference), names)
     examples = _example_inputs(model, static_batch)
-    with torch.no_grad(), _not_requiring_grad(
-            itertools.chain(module.parameters(), module.buffers())):
-        try:
-            program = _export(module, examples, _dynamic_shapes(model, names, static_batch, True))
-        except torch._dynamo.exc.UserError:
-            # the model constrains an unknown axis (a window must fit, two inputs must
-            # have equal lengths): let torch.export find the ranges
-            program = _export(module, examples,
-                              _dynamic_shapes(model, names, static_batch, False))
+    with _on_the_cpu(KerasModule(model)):
+        inference = inference_model(model)
+        module = _InferenceModule.with_inputs(KerasModule(inference), names)
+        with torch.no_grad(), _not_requiring_grad(
+                itertools.chain(module.parameters(), module.buffers())):
+            try:
+                program = _export(module, examples,
+                                  _dynamic_shapes(model, names, static_batch, True))
+            except torch._dynamo.exc.UserError:
+                # the model constrains an unknown axis (a window must fit, two inputs must
+                # have equal lengths): let torch.export find the ranges
+                program = _export(module, examples,
+                                  _dynamic_shapes(model, names, static_batch, False))
     return _frozen(program)
+
+
+@contextlib.contextmanager
+def _on_the_cpu(weights):
+    """Runs the trace on the CPU whatever torchk's device: the program is traced with CPU
+    kernels (whose shapes are as general as the model's, where cuDNN's bound the batch or fix
+    a sequence length) and saved with CPU weights; `torch.export.passes.move_to_device_pass`
+    moves a loaded program to a GPU. `weights` (a module holding the model's variables) are
+    moved to the CPU for the trace and back afterwards: they are the same parameters."""
+    device = config.device()
+    if device.type == 'cpu':
+        yield
+        return
+    weights.to('cpu')
+    config.set_device('cpu')
+    try:
+        yield
+    finally:
+        config.set_device(device)
+        weights.to(device)
 
 
 def _export(module, examples, dynamic_shapes):
