@@ -236,8 +236,9 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
     _check_weights('LSTM (torch.lstm)', inputs, [h0, c0], kernel, recurrent_kernel, 4)
     if go_backwards:
         inputs = inputs.flip(1)
-    if torch.compiler.is_compiling():
-        # torch.lstm's CPU kernel (mkldnn_rnn_layer) has no fake-tensor implementation.
+    if torch.compiler.is_compiling() and not inputs.is_cuda:
+        # torch.lstm's CPU kernel (mkldnn_rnn_layer) has no fake-tensor implementation;
+        # cuDNN's has one, so on CUDA dynamo traces torch.lstm itself.
         return _cell_recurrence('LSTMCell', inputs, [h0, c0], kernel, recurrent_kernel, bias,
                                 None, None, None, False, 'tanh', 'sigmoid', False)
     if torch.compiler.is_exporting():
