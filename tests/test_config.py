@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from torchk import config
 
@@ -27,12 +28,16 @@ def read_settings(tmp_path, keras_json, env=None):
     return result, home
 
 
+# Without a device setting: CUDA when available, else the CPU.
+DEFAULT_DEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'
+
+
 @pytest.mark.parametrize('keras_json, expected', [
-    (None, 'float32 1e-07 channels_last cpu'),
+    (None, 'float32 1e-07 channels_last ' + DEFAULT_DEVICE),
     ({'floatx': 'float64', 'epsilon': 1e-4, 'image_data_format': 'channels_first'},
-     'float64 0.0001 channels_first cpu'),
-    ({'image_dim_ordering': 'th'}, 'float32 1e-07 channels_first cpu'),
-    ({'image_dim_ordering': 'tf'}, 'float32 1e-07 channels_last cpu'),
+     'float64 0.0001 channels_first ' + DEFAULT_DEVICE),
+    ({'image_dim_ordering': 'th'}, 'float32 1e-07 channels_first ' + DEFAULT_DEVICE),
+    ({'image_dim_ordering': 'tf'}, 'float32 1e-07 channels_last ' + DEFAULT_DEVICE),
     ({'torchk_device': 'meta'}, 'float32 1e-07 channels_last meta'),
 ])
 def test_keras_json_is_read(tmp_path, keras_json, expected):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from torchk import config
 from torchk import core as K
 from torchk import graph
 
@@ -200,10 +201,11 @@ def test_nested_symbolic_argument_makes_op_lazy():
 
 def test_torch_functions_on_keras_tensors_record_lazily():
     x = K.placeholder(shape=(None, 4))
-    layer = torch.nn.Linear(4, 2)
+    layer = torch.nn.Linear(4, 2).to(config.device())
     y = layer(torch.tanh(x))
     assert isinstance(y, graph.KerasTensor) and K.int_shape(y) == (None, 2)
-    expected = layer(torch.tanh(torch.as_tensor(X_VALUE))).detach().numpy()
+    expected = layer(torch.tanh(torch.as_tensor(X_VALUE, device=config.device()))).detach()
+    expected = expected.cpu().numpy()
     np.testing.assert_allclose(run([y], {x: X_VALUE})[0], expected, rtol=1e-5)
 
 

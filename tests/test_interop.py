@@ -13,6 +13,7 @@ from keras import backend as K
 from keras.layers import BatchNormalization, Dense, Dropout, Input
 from keras.models import Model, Sequential
 
+from torchk import config
 from torchk.interop import DataLoaderSequence, KerasModule, TorchModule, to_torch
 from torchk.variables import Variable
 
@@ -79,7 +80,8 @@ def test_set_weights_is_seen_by_the_module_called_eagerly():
     linear = nn.Linear(2, 1)
     layer = TorchModule(linear)
     layer.set_weights([np.array([[1., 2.]], 'float32'), np.array([0.5], 'float32')])
-    assert linear(torch.tensor([[1., 1.]])).item() == 3.5
+    # TorchModule moved the module to torchk's device.
+    assert linear(torch.tensor([[1., 1.]], device=config.device())).item() == 3.5
 
 
 # ------------------------------------------------------------------------------------------
@@ -105,7 +107,7 @@ def test_symbolic_call_matches_the_eager_module():
     values = np.random.rand(5, 3, 8, 8).astype('float32')
     result = _run([layer(x)], [x], [values])[0]
     with torch.no_grad():
-        expected = block(torch.from_numpy(values)).numpy()
+        expected = block(torch.from_numpy(values).to(config.device())).cpu().numpy()
     np.testing.assert_allclose(result, expected, rtol=1e-5, atol=1e-6)
 
 
@@ -141,9 +143,9 @@ def test_gradients_reach_the_module_parameters():
     computed = _run(grads, [x], [values])
 
     block.zero_grad()
-    block(torch.from_numpy(values)).square().mean().backward()
+    block(torch.from_numpy(values).to(config.device())).square().mean().backward()
     for got, parameter in zip(computed, block.parameters()):
-        np.testing.assert_allclose(got, parameter.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got, parameter.grad.cpu().numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_learning_phase_sets_the_module_mode_then_restores_it():
@@ -211,6 +213,7 @@ def _mlp_with_batchnorm():
 
 
 def test_parameters_are_the_models_trainable_weights():
+    K.clear_session()  # variable names repeat only in a fresh session: 'dense_1/kernel:0'
     model = _mlp_with_batchnorm()
     module = to_torch(model)
     assert isinstance(module, KerasModule) and module.keras_model is model

@@ -11,13 +11,19 @@ set -u
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile .whl/k2/*.whl 2>&1 | grep -v WARNING
+# torchk from this checkout, also in the subprocesses tests start (`python -m torchk run`).
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+# Compiled at install (Keras 2.3.1's `is not 0` warns when compiled: an error under -W error).
+python3 -m pip install -q --no-index --no-deps .whl/k2/*.whl 2>&1 | grep -v WARNING
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site3 .whl/k3/*.whl \
     2>&1 | grep -v WARNING
 {
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
     python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda,
 'cudnn', torch.backends.cudnn.version(), torch.cuda.get_device_name())"
+    TORCHK_TF32=0 python3 -c "import torch, torchk.config as c; c.device(); print('TF32 off:',
+torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+torch.backends.cudnn.rnn.fp32_precision, torch.backends.cudnn.conv.fp32_precision)"
     nproc
 } > "$OUT/machine.txt" 2>&1
 cat "$OUT/machine.txt"

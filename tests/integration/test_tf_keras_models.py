@@ -29,6 +29,7 @@ FIXTURES = os.path.join(HERE, '..', 'fixtures', 'tf_keras')
 MODELS = os.path.join(FIXTURES, 'models')
 sys.path.insert(0, FIXTURES)
 import weight_recipe  # noqa: E402
+from devices import tolerance  # noqa: E402
 
 
 # The dialect whose keras.applications models are loaded with compile=True and trained; the
@@ -94,7 +95,8 @@ def test_loads_and_predicts_as_tensorflow(dialect, name, compile, tmp_path):
         model = keras.models.load_model(path, compile=compile, safe_mode=False)
     assert not [w for w in caught if 'fresh optimizer' in str(w.message)]
     inputs, _, predictions, _ = _arrays(dialect, name)
-    assert _max_relative_difference(model.predict(inputs), predictions) < 1e-5
+    # cuDNN's fused LSTM/GRU on CUDA against TF's CPU kernels: float32 rounding of the recurrence
+    assert _max_relative_difference(model.predict(inputs), predictions) < tolerance(1e-5, 1e-4)
     assert (model.optimizer is not None) == compile
 
 

@@ -31,6 +31,11 @@ def torch_block():
                          nn.Dropout(0.1), nn.LayerNorm(32))
 
 
+def _on_device(array):
+    """`array` as a tensor on torchk's device, where the torch modules of these models live."""
+    return torch.from_numpy(array).to(config.device())
+
+
 def _classification(samples=256, seed=0):
     x, labels = blobs(samples, FEATURES, CLASSES, seed=seed)
     return x, labels
@@ -67,9 +72,9 @@ def test_torch_block_in_a_keras_model_trains_with_fit():
     # Python operators on Keras variables are Keras ops.)
     dense = model.layers[2]
     with torch.no_grad():
-        eager = F.softmax(torch.add(torch.matmul(block.eval()(torch.from_numpy(x_test)),
+        eager = F.softmax(torch.add(torch.matmul(block.eval()(_on_device(x_test)),
                                                  dense.kernel), dense.bias), dim=-1)
-    np.testing.assert_allclose(model.predict(x_test), eager.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(model.predict(x_test), eager.cpu().numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_conv2d_block_channels_first_trains_with_fit():
@@ -174,7 +179,7 @@ def test_keras_model_trained_by_a_torch_loop_with_a_scheduler():
     module = to_torch(model)
     optimizer = torch.optim.Adam(module.parameters(), lr=0.01)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)
-    inputs, targets = torch.from_numpy(x), torch.from_numpy(labels)
+    inputs, targets = _on_device(x), _on_device(labels)
 
     def full_loss():
         module.eval()
@@ -186,7 +191,7 @@ def test_keras_model_trained_by_a_torch_loop_with_a_scheduler():
         module.train()
         for xb, yb in _loader(x, labels):
             optimizer.zero_grad()
-            F.cross_entropy(module(xb), yb).backward()
+            F.cross_entropy(module(xb.to(config.device())), yb.to(config.device())).backward()
             optimizer.step()
         scheduler.step()
     assert optimizer.param_groups[0]['lr'] == pytest.approx(0.01 * 0.5 ** 2)
@@ -196,7 +201,7 @@ def test_keras_model_trained_by_a_torch_loop_with_a_scheduler():
     logits = model.predict(x_test)
     assert np.mean(logits.argmax(-1) == labels_test) >= 0.95
     with torch.no_grad():
-        np.testing.assert_allclose(module.eval()(torch.from_numpy(x_test)).numpy(), logits,
+        np.testing.assert_allclose(module.eval()(_on_device(x_test)).cpu().numpy(), logits,
                                    rtol=1e-5, atol=1e-5)
     # ...and the torch view holds the Keras variables themselves.
     assert all(p is w for p, w in zip(module.parameters(), model.trainable_weights))
@@ -215,17 +220,17 @@ def test_keras_model_inside_a_larger_torch_model():
         def forward(self, inputs):
             return self.head(torch.relu(self.encoder(inputs)))
 
-    hybrid = Hybrid()
+    hybrid = Hybrid().to(config.device())
     assert len(list(hybrid.parameters())) == 2 + 4
     optimizer = torch.optim.SGD(hybrid.parameters(), lr=0.1, momentum=0.9)
     encoder_before = hybrid.encoder.weight.detach().clone()
     for _ in range(10):
         for xb, yb in _loader(x, labels):
             optimizer.zero_grad()
-            F.cross_entropy(hybrid(xb), yb).backward()
+            F.cross_entropy(hybrid(xb.to(config.device())), yb.to(config.device())).backward()
             optimizer.step()
     with torch.no_grad():
-        predicted = hybrid(torch.from_numpy(x)).argmax(-1).numpy()
+        predicted = hybrid(_on_device(x)).argmax(-1).cpu().numpy()
     assert np.mean(predicted == labels) >= 0.95
     assert not torch.equal(hybrid.encoder.weight, encoder_before)   # gradients went through
 
@@ -239,7 +244,8 @@ def test_model_with_a_torch_block_trained_by_torch_then_by_keras():
     for _ in range(3):
         for xb, yb in _loader(x, labels):
             optimizer.zero_grad()
-            F.nll_loss(torch.log(module(xb) + 1e-7), yb).backward()
+            F.nll_loss(torch.log(module(xb.to(config.device())) + 1e-7),
+                       yb.to(config.device())).backward()
             optimizer.step()
     model.compile(keras.optimizers.Adam(0.001), 'sparse_categorical_crossentropy',
                   metrics=['accuracy'])

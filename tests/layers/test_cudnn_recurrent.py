@@ -7,6 +7,7 @@ import torch
 import keras
 from keras import backend as K
 
+from devices import tolerance
 from torchk import rnn
 from torchk.layers import CuDNNGRU, CuDNNLSTM
 
@@ -137,7 +138,9 @@ def test_gradients_match_the_traced_loop(layer_class):
             rnn.fast_paths = True
     for fast, loop in zip(*gradients):
         assert np.abs(fast).max() > 0
-        np.testing.assert_allclose(fast, loop, rtol=1e-4, atol=1e-5)
+        # on CUDA, cuDNN's backward through the recurrence sums in its own order
+        np.testing.assert_allclose(fast, loop, rtol=tolerance(1e-4, 1e-3),
+                                   atol=tolerance(1e-5, 1e-4))
 
 
 def test_fused_kernels_run_the_cudnn_layers(monkeypatch):
