@@ -185,7 +185,7 @@ def _translate_layer_config(config, layer):
     from keras.engine.network import Network
     config = dict(config)
     if isinstance(layer, Network):
-        layers = {sub.name: sub for sub in layer.layers}
+        layers = {sub.name: sub for sub in layer._layers}  # a Sequential's InputLayer too
         translated = []
         for entry in config['layers']:
             entry = dict(entry)

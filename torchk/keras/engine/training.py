@@ -1,4 +1,4 @@
-"""tf.keras 2's `Model` and `Sequential` over Keras 2.3.1's.
+"""tf.keras 2's `Model` over Keras 2.3.1's.
 
 A model whose class overrides none of `train_step`, `test_step`, `predict_step` (and is not
 compiled with `run_eagerly=True`) trains with Keras 2.3.1's compiled training function:
@@ -26,10 +26,14 @@ from keras import backend as K
 from keras import callbacks as keras_callbacks
 from keras.utils.generic_utils import Progbar
 
-from .. import config
-from . import eager
-from . import optimizers as tf_optimizers
-from .saving import save_model
+from .. import eager
+from .. import optimizers as tf_optimizers
+from ..saving import save_model
+from .compile_utils import LossesContainer, MetricsContainer
+from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
+                           _is_array_data, _numpy_batches, _numpy_batches_once, _take,
+                           _to_tensor, _validation_tuple, pack_x_y_sample_weight,
+                           unpack_x_y_sample_weight)
 
 _symbolic = threading.local()
 
@@ -47,183 +51,6 @@ def symbolic_losses():
 
 def _in_symbolic_block():
     return getattr(_symbolic, 'depth', 0) > 0
-
-
-def _to_tensor(value):
-    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device."""
-    if value is None:
-        return value
-    if isinstance(value, torch.Tensor):
-        return value.to(config.device())
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_tensor(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _to_tensor(v) for k, v in value.items()}
-    value = np.asarray(value)
-    if value.dtype == np.float64:
-        value = value.astype(K.floatx())
-    return torch.from_numpy(np.ascontiguousarray(value)).to(config.device())
-
-
-def unpack_x_y_sample_weight(data):
-    """`(x, y, sample_weight)` of a batch: a tuple `(x,)`, `(x, y)`, `(x, y, w)`, or `x`."""
-    if isinstance(data, list):
-        data = tuple(data)
-    if not isinstance(data, tuple):
-        return data, None, None
-    if len(data) == 1:
-        return data[0], None, None
-    if len(data) == 2:
-        return data[0], data[1], None
-    if len(data) == 3:
-        return data
-    raise ValueError('A batch must be (x,), (x, y) or (x, y, sample_weight); got a tuple of '
-                     '%d elements.' % len(data))
-
-
-def pack_x_y_sample_weight(x, y=None, sample_weight=None):
-    """The batch tuple that `unpack_x_y_sample_weight` reads."""
-    if y is None:
-        return (x,)
-    if sample_weight is None:
-        return (x, y)
-    return (x, y, sample_weight)
-
-
-def _is_array_data(x):
-    if isinstance(x, (np.ndarray, torch.Tensor)):
-        return True
-    if isinstance(x, (list, tuple)):
-        return all(_is_array_data(v) for v in x)
-    if isinstance(x, dict):
-        return all(_is_array_data(v) for v in x.values())
-    return False
-
-
-def _first_array(x):
-    if isinstance(x, dict):
-        return _first_array(next(iter(x.values())))
-    if isinstance(x, (list, tuple)):
-        return _first_array(x[0])
-    return x
-
-
-def _take(x, index):
-    if x is None:
-        return None
-    if isinstance(x, dict):
-        return {k: _take(v, index) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return type(x)(_take(v, index) for v in x)
-    return x[index]
-
-
-class _Batches(object):
-    """The batches of one epoch of `fit`/`evaluate`/`predict` data, as tuples of tensors.
-
-    # Arguments
-        x, y, sample_weight: arrays (numpy or torch; lists and dicts of them), or `x` a
-            `tf.data.Dataset`, a `keras.utils.Sequence`, a generator or any iterable of
-            batches (then `y` and `sample_weight` must be None).
-        batch_size: for arrays (default 32).
-        shuffle: shuffle arrays per epoch.
-        steps: batches per epoch (default: all, or one pass of an iterable).
-    """
-
-    def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
-                 steps=None):
-        self.arrays = _is_array_data(x) or isinstance(x, (list, tuple))
-        self.steps = steps
-        if self.arrays:
-            self.data = (x, y, sample_weight)
-            self.batch_size = batch_size or 32
-            self.size = len(_first_array(x))
-            self.shuffle = shuffle
-            if self.steps is None:
-                self.steps = -(-self.size // self.batch_size)
-        else:
-            if y is not None or sample_weight is not None:
-                raise ValueError('y and sample_weight must be None when x is a dataset, a '
-                                 'generator or a Sequence (%s): its batches hold the targets.'
-                                 % type(x).__name__)
-            self.data = x
-            if self.steps is None and hasattr(x, '__len__'):
-                try:
-                    self.steps = len(x)
-                except TypeError:
-                    self.steps = None
-            self._iterator = None
-
-    def epoch(self):
-        """Yields the batches of one epoch."""
-        if self.arrays:
-            x, y, w = self.data
-            order = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
-            for step in range(self.steps):
-                index = order[step * self.batch_size:(step + 1) * self.batch_size]
-                if len(index) == 0:
-                    return
-                index = torch.from_numpy(index) if isinstance(_first_array(x),
-                                                               torch.Tensor) else index
-                yield _to_tensor(pack_x_y_sample_weight(_take(x, index), _take(y, index),
-                                                        _take(w, index)))
-            return
-        if isinstance(self.data, keras.utils.Sequence):
-            for step in range(self.steps or len(self.data)):
-                yield _to_tensor(self._as_tuple(self.data[step]))
-            self.data.on_epoch_end()
-            return
-        if self._iterator is None or self.steps is None:
-            self._iterator = iter(self.data)
-        for step in range(self.steps) if self.steps is not None else iter(int, 1):
-            try:
-                batch = next(self._iterator)
-            except StopIteration:
-                self._iterator = None
-                return
-            yield _to_tensor(self._as_tuple(batch))
-        if self._iterator is not None and self._iterator is not self.data and not hasattr(
-                self.data, '__next__'):
-            self._iterator = None
-
-    @staticmethod
-    def _as_tuple(batch):
-        return tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
-
-
-def _numpy(value):
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu().numpy()
-    if isinstance(value, (list, tuple)):
-        return type(value)(_numpy(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _numpy(v) for k, v in value.items()}
-    return value
-
-
-def _numpy_batches(batches):
-    """An endless generator of a `_Batches`' batches as numpy, for Keras' `fit_generator`."""
-    while True:
-        produced = False
-        for batch in batches.epoch():
-            produced = True
-            yield _numpy(batch if len(batch) > 1 else batch[0])
-        if not produced:
-            return
-
-
-def _numpy_batches_once(batches):
-    """One epoch of a `_Batches`' batches as numpy."""
-    for batch in batches.epoch():
-        yield _numpy(batch)
-
-
-def _count_steps(batches):
-    if batches.steps is None:
-        batches.steps = sum(1 for _ in batches.epoch())
-        if not batches.steps:
-            raise ValueError('The dataset given to fit/evaluate/predict yields no batch.')
-    return batches.steps
 
 
 def _value(value):
@@ -259,218 +86,6 @@ class _Progress(keras_callbacks.Callback):
         self.progbar.stateful_metrics.update(k for k, _ in values)
         if self.verbose:
             self.progbar.update(getattr(self, 'seen', 0), values)
-
-
-class LossesContainer(object):
-    """`model.compiled_loss`: the losses given to `compile`, called as tf.keras calls them.
-
-    # Arguments
-        loss: a loss (name, function or `Loss`), or a list or dict of them, one per output.
-        loss_weights: a list or dict of output weights.
-    """
-
-    def __init__(self, loss, loss_weights=None, output_names=None):
-        self._loss = loss
-        self._loss_weights = loss_weights
-        self._given_output_names = output_names or (lambda: None)
-        self.metric = keras.metrics.Mean(name='loss')
-        self._per_output_metrics = None
-
-    @property
-    def _output_names(self):
-        return self._given_output_names()
-
-    def _output_metrics(self, losses, count):
-        """With several outputs, a `<output name>_loss` mean per output that has a loss
-        (each output's own loss, before its weight, as tf.keras tracks it)."""
-        if self._per_output_metrics is None:
-            names = _names_of_outputs(self._output_names, count)
-            self._per_output_metrics = [
-                None if count < 2 or loss is None else keras.metrics.Mean(name=name + '_loss')
-                for name, loss in zip(names, losses)]
-        return self._per_output_metrics
-
-    @staticmethod
-    def _loss_object(identifier):
-        loss = keras.losses.get(identifier)
-        if isinstance(loss, keras.losses.Loss):
-            return loss
-        return keras.losses.LossFunctionWrapper(loss, name=getattr(loss, '__name__', None))
-
-    def _per_output(self, value, count):
-        if isinstance(value, dict):
-            return [value.get(name) for name in self._output_names]
-        if isinstance(value, (list, tuple)):
-            return list(value)
-        return [value] * count
-
-    def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
-        """The total loss (a scalar tensor); updates the `loss` tracker.
-
-        # Arguments
-            y_true, y_pred: targets and predictions (matching lists or dicts for several
-                outputs).
-            sample_weight: per-sample weights.
-            regularization_losses: scalar tensors added to the total (`self.losses`).
-        """
-        total = None
-        batch = torch.tensor(float(len(_first_array(y_pred)) if y_pred is not None else 1))
-        if self._loss is not None and y_true is not None:
-            if isinstance(y_pred, dict):
-                y_pred = [y_pred[name] for name in self._output_names]
-            if isinstance(y_true, dict):
-                y_true = [y_true[name] for name in self._output_names]
-            outputs = list(y_pred) if isinstance(y_pred, (list, tuple)) else [y_pred]
-            targets = list(y_true) if isinstance(y_true, (list, tuple)) else [y_true]
-            losses = self._per_output(self._loss, len(outputs))
-            weights = self._per_output(self._loss_weights or 1., len(outputs))
-            trackers = self._output_metrics(losses, len(outputs))
-            for target, output, loss, weight, tracker in zip(targets, outputs, losses,
-                                                             weights, trackers):
-                if loss is None:
-                    continue
-                value = self._loss_object(loss)(target, output, sample_weight=sample_weight)
-                if tracker is not None:
-                    tracker.update_state(value.detach(), sample_weight=batch)
-                value = value * weight if weight != 1. else value
-                total = value if total is None else total + value
-        for value in regularization_losses or []:
-            total = value if total is None else total + value
-        if total is None:
-            raise ValueError('The model has no loss: give compile a loss, or add losses in '
-                             'the layers (add_loss).')
-        self.metric.update_state(total, sample_weight=batch)
-        return total
-
-    @property
-    def metrics(self):
-        return [self.metric] + [m for m in self._per_output_metrics or [] if m is not None]
-
-
-class MetricsContainer(object):
-    """`model.compiled_metrics`: the metrics given to `compile`, as stateful metric objects.
-
-    As in tf.keras: a flat list of metrics applies to every output, a list of lists or a dict
-    by output name to the outputs they name; with several outputs each metric is named
-    `<output name>_<metric name>`. `'accuracy'`/`'acc'` becomes binary, categorical or sparse
-    categorical accuracy from the output's loss and the shapes seen first.
-
-    # Arguments
-        metrics: as `compile` took them.
-        loss: as `compile` took it (one loss, or a list or dict of them).
-        output_names: a function returning the model's output names (or None), asked when
-            the first batch arrives.
-    """
-
-    def __init__(self, metrics, loss=None, output_names=None):
-        self._given = metrics or []
-        self._loss = loss
-        self._output_names = output_names or (lambda: None)
-        self._per_output = None
-
-    def _names(self, y_pred, count):
-        if isinstance(y_pred, dict):
-            return list(y_pred)
-        return _names_of_outputs(self._output_names(), count)
-
-    @staticmethod
-    def _as_list(value):
-        if value is None:
-            return []
-        return list(value) if isinstance(value, (list, tuple)) else [value]
-
-    def _build(self, targets, outputs, names):
-        given, loss = self._given, self._loss
-        if isinstance(given, dict):
-            unknown = sorted(set(given) - set(names))
-            if unknown:
-                raise ValueError('compile(metrics=...) names outputs %s; the model\'s outputs '
-                                 'are %s.' % (unknown, names))
-            per_output = [self._as_list(given.get(name)) for name in names]
-        elif len(names) > 1 and given and all(isinstance(g, (list, tuple)) for g in given):
-            if len(given) != len(names):
-                raise ValueError('compile(metrics=...) has %d lists of metrics for %d outputs.'
-                                 % (len(given), len(names)))
-            per_output = [list(g) for g in given]
-        else:
-            per_output = [self._as_list(given)] * len(names)
-        losses = ([loss.get(name) for name in names] if isinstance(loss, dict) else
-                  list(loss) if isinstance(loss, (list, tuple)) else [loss] * len(names))
-        prefix = len(names) > 1
-        self._per_output = [
-            [self._metric(m, target, output, output_loss, name + '_' if prefix else '')
-             for m in identifiers]
-            for identifiers, target, output, output_loss, name
-            in zip(per_output, targets, outputs, losses, names)]
-
-    def _metric(self, identifier, y_true, y_pred, loss, prefix):
-        if isinstance(identifier, keras.metrics.Metric):
-            if not prefix:
-                return identifier
-            config = identifier.get_config()
-            config['name'] = prefix + identifier.name
-            return type(identifier).from_config(config)
-        if identifier in ('accuracy', 'acc'):
-            return self._accuracy(prefix + identifier, y_true, y_pred, loss)
-        if isinstance(identifier, str):
-            function = keras.metrics.get(identifier)
-            return keras.metrics.MeanMetricWrapper(function, name=prefix + identifier)
-        return keras.metrics.MeanMetricWrapper(identifier,
-                                               name=prefix + identifier.__name__)
-
-    @staticmethod
-    def _accuracy(name, y_true, y_pred, loss):
-        loss = loss if isinstance(loss, str) else getattr(
-            loss, '__name__', getattr(loss, 'name', '')) or ''
-        true_shape, pred_shape = tuple(np.shape(y_true)), tuple(np.shape(y_pred))
-        if 'binary' in loss or (pred_shape and pred_shape[-1] == 1):
-            return keras.metrics.BinaryAccuracy(name=name)
-        if 'sparse' in loss or len(true_shape) < len(pred_shape) or (
-                true_shape and true_shape[-1] == 1 and pred_shape[-1] != 1):
-            return keras.metrics.SparseCategoricalAccuracy(name=name)
-        return keras.metrics.CategoricalAccuracy(name=name)
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        """Updates every metric with a batch (each output's metrics with that output).
-
-        # Raises
-            ValueError: if the targets are not one per output.
-        """
-        several = isinstance(y_pred, (list, tuple, dict))
-        outputs = (list(y_pred.values()) if isinstance(y_pred, dict) else
-                   list(y_pred) if several else [y_pred])
-        names = self._names(y_pred, len(outputs))
-        if isinstance(y_true, dict):
-            missing = [name for name in names if name not in y_true]
-            if missing:
-                raise ValueError('The targets have no value for the outputs %s (they have %s).'
-                                 % (missing, sorted(y_true)))
-            targets = [y_true[name] for name in names]
-        else:
-            targets = list(y_true) if several else [y_true]
-        if len(targets) != len(outputs):
-            raise ValueError('The model has %d outputs but the targets are %d.'
-                             % (len(outputs), len(targets)))
-        if self._per_output is None:
-            self._build(targets, outputs, names)
-        for metrics, target, output in zip(self._per_output, targets, outputs):
-            for metric in metrics:
-                metric.update_state(target, _detach(output), sample_weight=sample_weight)
-
-    @property
-    def metrics(self):
-        return [metric for metrics in self._per_output or [] for metric in metrics]
-
-
-def _names_of_outputs(names, count):
-    """The model's output names where it has `count` of them, else `output_1`, ..."""
-    if names and len(names) == count:
-        return list(names)
-    return ['output_%d' % (i + 1) for i in range(count)]
-
-
-def _detach(value):
-    return value.detach() if isinstance(value, torch.Tensor) else value
 
 
 class Model(keras.Model):
@@ -762,30 +377,12 @@ class Model(keras.Model):
                           include_optimizer=include_optimizer, save_format=save_format)
 
 
-def _class_sample_weights(y, class_weight, sample_weight):
-    """Per-sample weights from `class_weight` (`{class index: weight}`), times
-    `sample_weight`; the class of a one-hot row is its argmax."""
-    labels = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
-    labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(
-        len(labels))
-    weights = np.array([class_weight.get(int(label), 1.) for label in labels], dtype='float32')
-    if sample_weight is not None:
-        weights = weights * np.asarray(sample_weight, dtype='float32')
-    return weights
-
-
 def _placeholders(shape):
     if isinstance(shape, list):
         return [_placeholders(s) for s in shape]
     if isinstance(shape, dict):
         return {k: _placeholders(s) for k, s in shape.items()}
     return K.placeholder(shape=tuple(shape))
-
-
-def _validation_tuple(validation_data):
-    if isinstance(validation_data, (list, tuple)) and _is_array_data(validation_data[0]):
-        return tuple(validation_data) + (None,) * (3 - len(validation_data))
-    return (validation_data, None, None)
 
 
 def _runs_validation(freq, epoch):
@@ -804,7 +401,3 @@ def _concatenate(outputs):
         return {k: _concatenate([o[k] for o in outputs]) for k in first}
     return np.concatenate([o.detach().cpu().numpy() if isinstance(o, torch.Tensor)
                            else np.asarray(o) for o in outputs])
-
-
-class Sequential(Model, keras.Sequential):
-    """tf.keras 2's `Sequential`: Keras 2.3.1's, with the `Model` additions above."""

@@ -1,0 +1,206 @@
+"""The data of `fit`, `evaluate` and `predict` as batches of tensors: arrays (numpy or torch,
+nested in lists, tuples and dicts), `tf.data.Dataset`s, `keras.utils.Sequence`s and generators;
+`unpack_x_y_sample_weight` / `pack_x_y_sample_weight` as tf.keras defines them.
+"""
+import numpy as np
+import torch
+
+import keras
+from keras import backend as K
+
+from ... import config
+
+
+def _to_tensor(value):
+    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device."""
+    if value is None:
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(config.device())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_tensor(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_tensor(v) for k, v in value.items()}
+    value = np.asarray(value)
+    if value.dtype == np.float64:
+        value = value.astype(K.floatx())
+    return torch.from_numpy(np.ascontiguousarray(value)).to(config.device())
+
+
+def unpack_x_y_sample_weight(data):
+    """`(x, y, sample_weight)` of a batch: a tuple `(x,)`, `(x, y)`, `(x, y, w)`, or `x`."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data
+    raise ValueError('A batch must be (x,), (x, y) or (x, y, sample_weight); got a tuple of '
+                     '%d elements.' % len(data))
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    """The batch tuple that `unpack_x_y_sample_weight` reads."""
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def _is_array_data(x):
+    if isinstance(x, (np.ndarray, torch.Tensor)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_is_array_data(v) for v in x)
+    if isinstance(x, dict):
+        return all(_is_array_data(v) for v in x.values())
+    return False
+
+
+def _first_array(x):
+    if isinstance(x, dict):
+        return _first_array(next(iter(x.values())))
+    if isinstance(x, (list, tuple)):
+        return _first_array(x[0])
+    return x
+
+
+def _take(x, index):
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        return {k: _take(v, index) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_take(v, index) for v in x)
+    return x[index]
+
+
+class _Batches(object):
+    """The batches of one epoch of `fit`/`evaluate`/`predict` data, as tuples of tensors.
+
+    # Arguments
+        x, y, sample_weight: arrays (numpy or torch; lists and dicts of them), or `x` a
+            `tf.data.Dataset`, a `keras.utils.Sequence`, a generator or any iterable of
+            batches (then `y` and `sample_weight` must be None).
+        batch_size: for arrays (default 32).
+        shuffle: shuffle arrays per epoch.
+        steps: batches per epoch (default: all, or one pass of an iterable).
+    """
+
+    def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
+                 steps=None):
+        self.arrays = _is_array_data(x) or isinstance(x, (list, tuple))
+        self.steps = steps
+        if self.arrays:
+            self.data = (x, y, sample_weight)
+            self.batch_size = batch_size or 32
+            self.size = len(_first_array(x))
+            self.shuffle = shuffle
+            if self.steps is None:
+                self.steps = -(-self.size // self.batch_size)
+        else:
+            if y is not None or sample_weight is not None:
+                raise ValueError('y and sample_weight must be None when x is a dataset, a '
+                                 'generator or a Sequence (%s): its batches hold the targets.'
+                                 % type(x).__name__)
+            self.data = x
+            if self.steps is None and hasattr(x, '__len__'):
+                try:
+                    self.steps = len(x)
+                except TypeError:
+                    self.steps = None
+            self._iterator = None
+
+    def epoch(self):
+        """Yields the batches of one epoch."""
+        if self.arrays:
+            x, y, w = self.data
+            order = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+            for step in range(self.steps):
+                index = order[step * self.batch_size:(step + 1) * self.batch_size]
+                if len(index) == 0:
+                    return
+                index = torch.from_numpy(index) if isinstance(_first_array(x),
+                                                               torch.Tensor) else index
+                yield _to_tensor(pack_x_y_sample_weight(_take(x, index), _take(y, index),
+                                                        _take(w, index)))
+            return
+        if isinstance(self.data, keras.utils.Sequence):
+            for step in range(self.steps or len(self.data)):
+                yield _to_tensor(self._as_tuple(self.data[step]))
+            self.data.on_epoch_end()
+            return
+        if self._iterator is None or self.steps is None:
+            self._iterator = iter(self.data)
+        for step in range(self.steps) if self.steps is not None else iter(int, 1):
+            try:
+                batch = next(self._iterator)
+            except StopIteration:
+                self._iterator = None
+                return
+            yield _to_tensor(self._as_tuple(batch))
+        if self._iterator is not None and self._iterator is not self.data and not hasattr(
+                self.data, '__next__'):
+            self._iterator = None
+
+    @staticmethod
+    def _as_tuple(batch):
+        return tuple(batch) if isinstance(batch, (tuple, list)) else (batch,)
+
+
+def _numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_numpy(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _numpy(v) for k, v in value.items()}
+    return value
+
+
+def _numpy_batches(batches):
+    """An endless generator of a `_Batches`' batches as numpy, for Keras' `fit_generator`."""
+    while True:
+        produced = False
+        for batch in batches.epoch():
+            produced = True
+            yield _numpy(batch if len(batch) > 1 else batch[0])
+        if not produced:
+            return
+
+
+def _numpy_batches_once(batches):
+    """One epoch of a `_Batches`' batches as numpy."""
+    for batch in batches.epoch():
+        yield _numpy(batch)
+
+
+def _count_steps(batches):
+    if batches.steps is None:
+        batches.steps = sum(1 for _ in batches.epoch())
+        if not batches.steps:
+            raise ValueError('The dataset given to fit/evaluate/predict yields no batch.')
+    return batches.steps
+
+
+def _class_sample_weights(y, class_weight, sample_weight):
+    """Per-sample weights from `class_weight` (`{class index: weight}`), times
+    `sample_weight`; the class of a one-hot row is its argmax."""
+    labels = np.asarray(y.detach().cpu() if isinstance(y, torch.Tensor) else y)
+    labels = labels.argmax(-1) if labels.ndim > 1 and labels.shape[-1] > 1 else labels.reshape(
+        len(labels))
+    weights = np.array([class_weight.get(int(label), 1.) for label in labels], dtype='float32')
+    if sample_weight is not None:
+        weights = weights * np.asarray(sample_weight, dtype='float32')
+    return weights
+
+
+def _validation_tuple(validation_data):
+    if isinstance(validation_data, (list, tuple)) and _is_array_data(validation_data[0]):
+        return tuple(validation_data) + (None,) * (3 - len(validation_data))
+    return (validation_data, None, None)
