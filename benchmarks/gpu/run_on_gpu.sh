@@ -39,7 +39,9 @@ fi
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
     # SIGINT at the limit: pytest stops its workers and still writes the summary and junit.
     # shellcheck disable=SC2086
-    TORCHK_DEVICE=cuda timeout -s INT -k 20 "${TESTS_S:-150}" python3 -m pytest -v -n 15 \
+    # Two threads per worker: 15 workers of 16 threads each would oversubscribe the cores.
+    TORCHK_DEVICE=cuda OMP_NUM_THREADS=2 timeout -s INT -k 20 "${TESTS_S:-150}" \
+        python3 -m pytest -v -n 15 \
         --timeout 120 -p no:cacheprovider -rfE --tb=short --junitxml="$OUT/junit.xml" \
         ${TESTS:-} > "$OUT/tests.log" 2>&1
     echo "pytest exit: $?"
