@@ -314,9 +314,9 @@ def exported_program(model, static_batch=None):
     _check_exportable(model)
     names = input_names(model)
     examples = _example_inputs(model, static_batch)
-    with _on_the_cpu(KerasModule(model)):
+    with _traced_on_the_cpu() as on_the_cpu:
         inference = inference_model(model)
-        module = _InferenceModule.with_inputs(KerasModule(inference), names)
+        module = on_the_cpu(_InferenceModule.with_inputs(KerasModule(inference), names))
         with torch.no_grad(), _not_requiring_grad(
                 itertools.chain(module.parameters(), module.buffers())):
             try:
@@ -331,23 +331,34 @@ def exported_program(model, static_batch=None):
 
 
 @contextlib.contextmanager
-def _on_the_cpu(weights):
-    """Runs the trace on the CPU whatever torchk's device: the program is traced with CPU
-    kernels (whose shapes are as general as the model's, where cuDNN's bound the batch or fix
-    a sequence length) and saved with CPU weights; `torch.export.passes.move_to_device_pass`
-    moves a loaded program to a GPU. `weights` (a module holding the model's variables) are
-    moved to the CPU for the trace and back afterwards: they are the same parameters."""
+def _traced_on_the_cpu():
+    """Runs the trace on the CPU whatever torchk's device: with CPU kernels, whose shapes are
+    as general as the model's (cuDNN's bound the batch and fix a GRU's length), into a program
+    with CPU weights (`torch.export.passes.move_to_device_pass` moves a loaded one to a GPU).
+    Yields `on_the_cpu(module)`, which gives a `KerasModule` (or a module holding one) CPU
+    copies of the weights it holds, read by its program at each call; the model's own
+    variables stay where they are."""
     device = config.device()
     if device.type == 'cpu':
-        yield
+        yield lambda module: module
         return
-    weights.to('cpu')
     config.set_device('cpu')
     try:
-        yield
+        yield _with_cpu_weights
     finally:
         config.set_device(device)
-        weights.to(device)
+
+
+def _with_cpu_weights(module):
+    for submodule in module.modules():
+        for name, weight in submodule._parameters.items():
+            if weight is not None:
+                submodule._parameters[name] = torch.nn.Parameter(
+                    weight.detach().cpu(), requires_grad=weight.requires_grad)
+        for name, weight in submodule._buffers.items():
+            if weight is not None:
+                submodule._buffers[name] = weight.detach().cpu()
+    return module
 
 
 def _export(module, examples, dynamic_shapes):

@@ -22,6 +22,7 @@ from keras.layers import (GRU, LSTM, Activation, AveragePooling2D, BatchNormaliz
                           UpSampling2D, ZeroPadding1D, ZeroPadding2D)
 from keras.models import Model, Sequential
 
+from torchk import config
 from torchk import export as exporting
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -230,6 +231,25 @@ def test_program_inputs_are_named_and_ordered_after_the_model():
     sequence, features = _inputs(model, 2, 4, 0)
     scores, value = program.module()(torch.from_numpy(sequence), torch.from_numpy(features))
     assert scores.shape == (2, 2) and value.shape == (2, 1)
+
+
+def test_programs_are_traced_on_the_cpu_whatever_torchks_device(monkeypatch):
+    """Off the CPU (a GPU; here torchk's device is set to `meta` to take that path), the
+    trace runs on the CPU with copies of the weights, leaving the model's variables and
+    torchk's device as they were."""
+    model = _randomized(_mlp())
+    variables = [(w, w.device) for w in model.weights]
+    x = np.random.rand(3, 5).astype('float32')
+    expected = model.predict(x)
+    monkeypatch.setattr(config, '_DEVICE', torch.device('meta'))
+    program = exporting.exported_program(model)
+    assert config.device() == torch.device('meta')
+    assert all(w is now and w.device == device for (w, device), now in zip(variables,
+                                                                         model.weights))
+    assert {value.device.type for value in program.state_dict.values()} == {'cpu'}
+    with torch.no_grad():
+        np.testing.assert_allclose(program.module()(torch.from_numpy(x)).numpy(), expected,
+                                   rtol=1e-6, atol=1e-6)
 
 
 def test_weights_are_frozen_copies_that_do_not_require_gradients():
