@@ -235,7 +235,7 @@ def _constant_pad(x, pairs, value=0.):
     """`x` with its last `len(pairs)` axes padded by `(before, after)` pairs of `value`.
 
     Under `torch.export` (sizes may be symbolic) it is `F.pad`, which exports as one op."""
-    if torch.compiler.is_exporting():
+    if graph.exporting():
         return F.pad(x, _flat_pads(pairs), value=value)
     return _ConstantPad.apply(x, tuple(tuple(pair) for pair in pairs), value)
 

@@ -42,6 +42,29 @@ def inferring():
     return _inference_device is not None
 
 
+_compiling_program = False
+
+
+@contextlib.contextmanager
+def compiling_program():
+    """Marks the calls of a program that `torch.compile` compiles (`TORCHK_COMPILE=1`): in
+    them `exporting()` is False, where torch (2.11) reports `is_exporting()` while dynamo
+    traces for `torch.compile` too."""
+    global _compiling_program
+    previous, _compiling_program = _compiling_program, True
+    try:
+        yield
+    finally:
+        _compiling_program = previous
+
+
+def exporting():
+    """True while `torch.export` traces a program (`torchk.export`, or a user's
+    `torch.export` of `to_torch(model)`): ops take their exportable forms (scans for the
+    recurrences, `F.pad`, symbolic sizes), with no value checks."""
+    return torch.compiler.is_exporting() and not _compiling_program
+
+
 _drawing_initial_values = False
 
 
@@ -334,7 +357,7 @@ def size_value(value):
     # Raises
         TypeError: if `value` is not an integer.
     """
-    if isinstance(value, torch.Tensor) and torch.compiler.is_exporting():
+    if isinstance(value, torch.Tensor) and exporting():
         return value.item()
     return operator.index(value)
 

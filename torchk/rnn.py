@@ -14,7 +14,7 @@ torch's `torch.gru` (both cuDNN's kernels there); every other `LSTMCell`, `GRUCe
 masks, `go_backwards` included) runs a whole-sequence kernel of `rnn_kernels`: the inputs
 of all timesteps projected in one matmul, then a hand-written forward and backward loop.
 
-While a program is being exported (`torch.compiler.is_exporting()`), the loops and kernels
+While a program is being exported (`graph.exporting()`), the loops and kernels
 are replaced by `rnn_scan`'s, which `torch.export` traces with a dynamic time axis.
 """
 import inspect
@@ -95,7 +95,7 @@ def _expand_mask(mask_t, value):
 
 @graph.op
 def _run_rnn(step, inputs, initial_states, mask, captured, go_backwards):
-    if torch.compiler.is_exporting():
+    if graph.exporting():
         if go_backwards:
             inputs = inputs.flip(1)
             mask = None if mask is None else mask.flip(1)
@@ -241,7 +241,7 @@ def _fused_lstm(inputs, h0, c0, kernel, recurrent_kernel, bias, go_backwards):
         # cuDNN's has one, so on CUDA dynamo traces torch.lstm itself.
         return _cell_recurrence('LSTMCell', inputs, [h0, c0], kernel, recurrent_kernel, bias,
                                 None, None, None, False, 'tanh', 'sigmoid', False)
-    if torch.compiler.is_exporting():
+    if graph.exporting():
         h_all, states = rnn_scan.cell_recurrence(
             'LSTMCell', _project(inputs.transpose(0, 1), kernel, bias, None), [h0, c0],
             recurrent_kernel, None, None, None, 'tanh', 'sigmoid', False)
@@ -313,7 +313,7 @@ def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel
     if reset_after and bias is not None:
         bias, recurrent_bias = bias[0], bias[1]
     projected = _project(inputs.transpose(0, 1), kernel, bias, input_masks)
-    if torch.compiler.is_exporting():
+    if graph.exporting():
         h_all, states = rnn_scan.cell_recurrence(
             cell_name, projected, initial_states, recurrent_kernel, recurrent_bias,
             recurrent_mask, keep, activation, recurrent_activation, reset_after)

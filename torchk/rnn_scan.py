@@ -3,7 +3,7 @@
 `torch.export` cannot trace a Python loop over a time axis of unknown length (it would fix
 the length), nor `torch.lstm` with a dynamic time axis; a `scan` becomes one node whose body
 is traced once. `rnn.py` runs these instead of its loops and kernels while a program is
-being exported (`torch.compiler.is_exporting()`); they compute the same values, without a
+being exported (`graph.exporting()`); they compute the same values, without a
 hand-written backward (an exported program is for inference).
 
 Arguments shared with `rnn_kernels` (time-major tensors): `projected` `(time, batch,

@@ -47,14 +47,14 @@ def check_index_range(op, argument, indices, size):
     """Checks that every value of the integer tensor `indices` lies in `[0, size)`.
 
     On meta tensors and while static shapes are inferred (the example values are made up)
-    nothing is checked; an exported program (`torch.compiler.is_exporting()`) has no values
+    nothing is checked; an exported program (`graph.exporting()`) has no values
     to check either. On CUDA the check reads two numbers back (one device sync): a CUDA
     kernel's own index assert would leave the process's CUDA context unusable.
 
     # Raises
         ValueError: naming `op`, `argument`, the valid range and the first bad index.
     """
-    if (indices.device.type == 'meta' or graph.inferring() or torch.compiler.is_exporting()
+    if (indices.device.type == 'meta' or graph.inferring() or graph.exporting()
             or indices.numel() == 0):
         return
     low, high = torch.stack(torch.aminmax(indices)).tolist()

@@ -38,6 +38,8 @@ import time
 
 import torch
 
+from .. import graph
+
 _MODES = {'0': None, '1': 'all', 'predict': 'predict'}
 _mode = False
 
@@ -188,7 +190,7 @@ class CompiledProgram:
         return torch.compile(namespace['program'], dynamic=False, mode=compile_mode())
 
     def _run(self, args):
-        with torch._dynamo.config.patch(trace_autograd_ops=True):
+        with torch._dynamo.config.patch(trace_autograd_ops=True), graph.compiling_program():
             return self._compiled(*args)
 
     def _report(self):
@@ -236,7 +238,8 @@ class FrozenProgram(CompiledProgram):
         return torch.compile(namespace['program'], dynamic=False)
 
     def _run(self, args):
-        return self._compiled(*args)
+        with graph.compiling_program():
+            return self._compiled(*args)
 
     def _report(self):
         print('torchk: compiled the predict program of K.function %s in %.1f s '
