@@ -624,6 +624,10 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
     # The backward reads them, so the biased variance is a new tensor.
     mean = torch.zeros(channels, dtype=x.dtype, device=x.device)
     unbiased = torch.zeros(channels, dtype=x.dtype, device=x.device)
+    if laid.is_cuda and parameters[0] is None and parameters[1] is not None:
+        # cuDNN's backward without a scale returns an empty gradient for the offset
+        # (BatchNormalization(scale=False), InceptionV3's): a scale of ones is the same op.
+        parameters[0] = torch.ones(channels, dtype=x.dtype, device=x.device)
     normed = torch.batch_norm(laid, parameters[0], parameters[1], mean, unbiased, True, 1.,
                               epsilon, False)
     count = laid.numel() // max(channels, 1)
