@@ -93,12 +93,21 @@ def test_initial_weights_are_the_same_on_cpu_and_cuda(monkeypatch):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
 def test_cuda_float16_training_is_numerically_sane(floatx, monkeypatch):
+    """float16 on CUDA trains as float32 does from the same initial weights (how far 240
+    Adam steps get depends on them: a ratio of 0.08 to 0.31 over numpy seeds 0-5)."""
     monkeypatch.setattr(config, '_DEVICE', torch.device('cuda'))
-    floatx('float16')
-    x, y = regression_data('float16')
-    model = Sequential([Dense(16, activation='relu', input_shape=(4,)), Dense(1)])
-    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss='mse')
-    first = model.evaluate(x, y, verbose=0)
-    model.fit(x, y, epochs=30, batch_size=32, verbose=0)
-    last = model.evaluate(x, y, verbose=0)
-    assert np.isfinite(last) and last < 0.25 * first
+
+    def trained(dtype):
+        floatx(dtype)
+        x, y = regression_data(dtype)
+        np.random.seed(1)
+        model = Sequential([Dense(16, activation='relu', input_shape=(4,)), Dense(1)])
+        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss='mse')
+        first = model.evaluate(x, y, verbose=0)
+        model.fit(x, y, epochs=30, batch_size=32, verbose=0, shuffle=False)
+        return first, model.evaluate(x, y, verbose=0)
+
+    first32, last32 = trained('float32')
+    first16, last16 = trained('float16')
+    assert first16 == pytest.approx(first32, rel=1e-2)
+    assert np.isfinite(last16) and last16 < 0.5 * first16 and last16 < 1.5 * last32
