@@ -224,26 +224,28 @@ def _worker_env(args, impl):
 
 
 def run_workers(args):
+    """Runs one worker per impl; each record is written as soon as its worker prints it, so
+    that a run stopped at a time limit keeps what it measured."""
     deadline = time.time() + args.budget_s
     records = []
     with open(args.out, 'w') as out, open(os.path.splitext(args.out)[0] + '.log', 'w') as log:
         for impl in args.impls:
-            started = time.time()
+            started, count = time.time(), 0
+            log.write('=== %s\n' % impl)
+            log.flush()
             command = [sys.executable, os.path.abspath(__file__), '--worker', impl,
                        '--deadline', str(deadline)] + _forwarded(args)
-            done = subprocess.run(command, env=_worker_env(args, impl), capture_output=True,
-                                  text=True)
-            lines = [line for line in done.stdout.splitlines() if line.startswith('{')]
-            for line in lines:
-                out.write(line + '\n')
-                records.append(json.loads(line))
-            out.flush()
-            if done.returncode != 0 or not lines:
-                sys.stderr.write(done.stderr[-3000:])
-            print('# %-22s %3d runs in %5.1f s (exit %d)'
-                  % (impl, len(lines), time.time() - started, done.returncode), flush=True)
-            log.write('=== %s\n%s' % (impl, done.stderr))
-            log.flush()
+            worker_process = subprocess.Popen(command, env=_worker_env(args, impl),
+                                              stdout=subprocess.PIPE, stderr=log, text=True)
+            for line in worker_process.stdout:
+                if line.startswith('{'):
+                    out.write(line)
+                    out.flush()
+                    records.append(json.loads(line))
+                    count += 1
+            returncode = worker_process.wait()
+            print('# %-24s %3d runs in %5.1f s (exit %d)'
+                  % (impl, count, time.time() - started, returncode), flush=True)
     return records
 
 
