@@ -37,6 +37,11 @@ from . import eager as _eager  # noqa: E402
 
 _eager.install()
 
+from .engine import base_layer as _base_layer, functional as _functional  # noqa: E402
+
+_base_layer.install()
+_functional.install()
+
 from . import activations, backend, callbacks, constraints, initializers  # noqa: E402
 from . import layers, losses, metrics, models, optimizers, regularizers  # noqa: E402
 from . import preprocessing, utils  # noqa: E402

@@ -13,10 +13,12 @@ regularizers) are kept for `Layer.losses` until the next eager call.
 Metrics called on tensors (`update_state`, `__call__`) update their variables at once, and
 `result()` after an eager update returns a tensor.
 
-`install()` (called when `torchk.keras` is imported) puts these paths on Keras' `Layer` and
-`Metric`, with tf.keras 2's names for weights (`trainable_variables`,
-`non_trainable_variables`, `variables`); calls on Keras tensors are unchanged.
+Layer calls reach `call_layer` from tf.keras' `Layer.__call__` (`engine/base_layer.py`).
+`install()` (called when `torchk.keras` is imported) puts the metric paths on Keras'
+`Metric`, and tf.keras 2's names for weights (`trainable_variables`,
+`non_trainable_variables`, `variables`) on `Layer`.
 """
+import contextlib
 import threading
 
 import numpy as np
@@ -27,6 +29,7 @@ from keras import backend as K
 from keras.engine import base_layer
 from keras.utils import generic_utils
 from keras.utils import metrics_utils
+from keras.utils.generic_utils import to_list
 
 from .. import config
 from .. import function
@@ -54,13 +57,14 @@ def _leaves(value):
     return [value]
 
 
-def _map(fn, value):
+def map_structure(fn, value):
+    """`fn` applied to each leaf of `value` (lists, tuples, dicts), in its nesting."""
     if isinstance(value, list):
-        return [_map(fn, v) for v in value]
+        return [map_structure(fn, v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_map(fn, v) for v in value)
+        return tuple(map_structure(fn, v) for v in value)
     if isinstance(value, dict):
-        return {k: _map(fn, v) for k, v in value.items()}
+        return {k: map_structure(fn, v) for k, v in value.items()}
     return fn(value)
 
 
@@ -76,7 +80,7 @@ def _signature(value):
     def key(leaf):
         shape = tuple(np.shape(leaf))
         return (shape[1:] if shape else None, _dtype_name(leaf))
-    return repr(_map(key, value))
+    return repr(map_structure(key, value))
 
 
 class Program:
@@ -133,58 +137,103 @@ def _tensor(value):
     return torch.from_numpy(np.ascontiguousarray(value))
 
 
-def _placeholder(value, name=None):
+def _placeholder(value, name=None, batch=False):
     shape = tuple(np.shape(value))
-    batch_shape = (None,) + shape[1:] if shape else ()
+    batch_shape = ((shape[0] if batch else None),) + shape[1:] if shape else ()
     return keras.layers.Input(batch_shape=batch_shape, dtype=_dtype_name(value), name=name)
 
 
-def _training_value(training):
+def training_value(training):
+    """The learning phase of an eager call given `training` (None: Keras' learning phase
+    where it is set to a value, else inference)."""
     if training is None:
         phase = K.learning_phase()
         return bool(phase) if isinstance(phase, (int, bool)) else False
     return bool(training)
 
 
-def call_layer(layer, inputs, **kwargs):
+@contextlib.contextmanager
+def tracing():
+    """Marks a symbolic layer call (see `_keep_variables_symbolic_in_tf_ops`)."""
+    _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+    try:
+        yield
+    finally:
+        _tracing.depth -= 1
+
+
+def call_layer(layer, inputs, training, key, trace):
     """Calls a Keras layer or model on tensors or arrays (see the module docstring).
 
     # Arguments
         layer: a Keras `Layer` (a `Model` included).
-        inputs: tensors or arrays, as the layer takes them (one, a list, a dict).
-        **kwargs: the call's keyword arguments; `training` sets the learning phase.
+        inputs: tensors or arrays (one, or lists and dicts of them), fed to placeholders of
+            their shapes (batch size unknown, unless the layer is stateful) and dtypes.
+        training: the learning phase (bool).
+        key: a string that tells apart calls of other arguments.
+        trace: a function of the placeholders (nested as `inputs`) that calls `layer` on
+            them symbolically; it is called once per input signature, `training` and `key`.
 
     # Returns
-        Torch tensors in the structure the layer returns.
+        Torch tensors in the structure the layer returns, each carrying as `_keras_mask`
+        the mask the layer computes for it (if any).
     """
-    training = _training_value(kwargs.pop('training', None))
-    if isinstance(inputs, dict) and getattr(layer, '_is_graph_network', False):
-        inputs = [inputs[name] for name in layer.input_names]
-    key = (_signature(inputs), training, repr(sorted(kwargs.items())))
+    key = (_signature(inputs), training, key)
+    if _keeps_batch_size(layer):
+        key += (tuple(np.shape(v)[:1] for v in _leaves(inputs)),)
     programs = layer.__dict__.setdefault('_torchk_eager_programs', {})
     if key not in programs:
-        programs[key] = _build_layer_program(layer, inputs, training, kwargs)
-    run, structure = programs[key]
-    outputs, losses = run([_tensor(v) for v in _leaves(inputs)])
+        programs[key] = _build_layer_program(layer, inputs, training, trace)
+    run, structure, masked = programs[key]
+    results, losses = run([_tensor(v) for v in _leaves(inputs)])
     layer._torchk_eager_losses = list(losses)
+    outputs = results[:len(results) - len(masked)]
+    for index, mask in zip(masked, results[len(outputs):]):
+        outputs[index]._keras_mask = mask
     return _pack(structure, outputs)
 
 
-def _build_layer_program(layer, inputs, training, kwargs):
-    symbols = _map(_placeholder, inputs)
-    call_kwargs = dict(kwargs)
-    if generic_utils.has_arg(layer.call, 'training'):
-        call_kwargs['training'] = training
-    outputs = layer(symbols, **call_kwargs)
+def _build_layer_program(layer, inputs, training, trace):
+    batch = _keeps_batch_size(layer)
+    symbols = map_structure(lambda value: _placeholder(value, batch=batch), inputs)
+    outputs = trace(symbols)
     flat_inputs = _leaves(symbols)
     flat_outputs = _leaves(outputs)
+    masks = [_mask_of(x) for x in flat_outputs]
+    masked = [i for i, mask in enumerate(masks) if mask is not None]
     losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
                          flat_inputs)
-    updates = (_computable(function.flatten_updates(
-        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), flat_inputs)
-        if training else [])
-    run = Program(flat_inputs, flat_outputs, [K.sum(l) for l in losses], updates, training)
-    return run, _map(lambda _: None, outputs)
+    updates = _computable(function.flatten_updates(
+        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)
+        if training else _state_updates(layer)), flat_inputs)
+    run = Program(flat_inputs, flat_outputs + [masks[i] for i in masked],
+                  [K.sum(l) for l in losses], updates, training)
+    return run, map_structure(lambda _: None, outputs), masked
+
+
+def _mask_of(symbol):
+    """The mask Keras computed for a layer's output `symbol` (None if none)."""
+    history = getattr(symbol, '_keras_history', None)
+    if history is None:
+        return None
+    layer, node_index, tensor_index = history
+    return to_list(layer._inbound_nodes[node_index].output_masks)[tensor_index]
+
+
+def _state_updates(layer):
+    """The updates of the stateful layers among `layer` and its layers (recurrent states),
+    which inference applies too."""
+    if getattr(layer, 'stateful', False):
+        return layer.updates
+    return list(getattr(layer, 'state_updates', []))
+
+
+def _keeps_batch_size(layer):
+    """A stateful recurrent layer's (or a model's holding one) batch size is part of its
+    state: the placeholders of an eager call keep the values' batch size, as tf.keras'
+    eager calls do."""
+    layers = [layer] + list(getattr(layer, 'layers', []))
+    return any(getattr(sub, 'stateful', False) for sub in layers)
 
 
 def _computable(items, inputs):
@@ -202,7 +251,7 @@ def _computable(items, inputs):
 
 def _pack(structure, flat):
     flat = iter(flat)
-    return _map(lambda _: next(flat), structure)
+    return map_structure(lambda _: next(flat), structure)
 
 
 def layer_losses(layer):
@@ -221,11 +270,11 @@ def update_metric(metric, update_state, args, kwargs):
     """Runs `metric.update_state(*args, **kwargs)` on values: the variables are updated."""
     values = list(args) + [kwargs[k] for k in sorted(kwargs) if kwargs[k] is not None]
     names = sorted(k for k in kwargs if kwargs[k] is not None)
-    values = [_map(_detached, v) for v in values]
+    values = [map_structure(_detached, v) for v in values]
     key = (_signature(values), tuple(names), len(args))
     programs = metric.__dict__.setdefault('_torchk_update_programs', {})
     if key not in programs:
-        symbols = [_map(lambda v: K.placeholder(
+        symbols = [map_structure(lambda v: K.placeholder(
             shape=((None,) + tuple(np.shape(v))[1:]) if np.ndim(v) else (),
             dtype=_dtype_name(v)), value) for value in values]
         symbolic_args = symbols[:len(args)]
@@ -260,18 +309,6 @@ def install():
     if _installed:
         return
     _installed = True
-    keras_call = base_layer.Layer.__call__
-
-    def __call__(self, inputs, **kwargs):
-        if is_eager(inputs):
-            return call_layer(self, inputs, **kwargs)
-        _tracing.depth = getattr(_tracing, 'depth', 0) + 1
-        try:
-            return keras_call(self, inputs, **kwargs)
-        finally:
-            _tracing.depth -= 1
-    __call__.__doc__ = keras_call.__doc__
-    base_layer.Layer.__call__ = __call__
     base_layer.Layer.trainable_variables = property(lambda self: self.trainable_weights)
     base_layer.Layer.non_trainable_variables = property(
         lambda self: self.non_trainable_weights)

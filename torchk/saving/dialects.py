@@ -315,6 +315,20 @@ CALL_TENSOR_KEYWORDS = {
     'MultiHeadAttention': (('value', None), ('key', 'value'), ('attention_mask', None)),
 }
 
+
+def listed_keyword_tensors(class_name, keywords):
+    """The tensors that a `class_name` layer takes by keyword in tf.keras, popped from the
+    dict `keywords`, as `(keyword, tensor)` in their order in Keras 2's input list
+    (`CALL_TENSOR_KEYWORDS`), up to the last one given; a missing one is its default's
+    tensor, or None (the caller raises)."""
+    table = CALL_TENSOR_KEYWORDS.get(class_name, ())
+    given = {k: keywords.pop(k) for k, _ in table if k in keywords}
+    given = {k: v for k, v in given.items() if v is not None}
+    last = max([i for i, (k, _) in enumerate(table) if k in given], default=-1)
+    return [(keyword, given.get(keyword, given.get(default)))
+            for keyword, default in table[:last + 1]]
+
+
 # Layers whose nodes another module rewrites (they keep tf.keras' form here).
 _OWN_NODE_FORM = ('TFOpLambda', 'SlicingOpLambda')
 
@@ -342,17 +356,12 @@ def _translate_node(node, layer, classes):
         if len(entry) > 3:
             kwargs.update(entry[3])
     tensors = [list(e[:3]) for e in entries]
-    keywords = CALL_TENSOR_KEYWORDS.get(layer['class_name'], ())
-    given = {k: kwargs.pop(k) for k, _ in keywords if k in kwargs}
-    given = {k: v for k, v in given.items() if v is not None}
-    last = max([i for i, (k, _) in enumerate(keywords) if k in given], default=-1)
-    for keyword, default in keywords[:last + 1]:
-        tensor = given.get(keyword, given.get(default))
+    listed = listed_keyword_tensors(layer['class_name'], kwargs)
+    for keyword, tensor in listed:
         if not _is_tensor_ref(tensor, classes):
             raise ValueError('Layer %r (%s) was called without the tensor %r, which Keras 2 '
                              'layers take in their input list before %r.'
-                             % (_name(layer), layer['class_name'], keyword,
-                                keywords[last][0]))
+                             % (_name(layer), layer['class_name'], keyword, listed[-1][0]))
         tensors.append(tensor)
     for key, value in kwargs.items():
         if _holds_tensor_ref(value, classes):
