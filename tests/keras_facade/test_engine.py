@@ -165,3 +165,41 @@ def test_compiled_metrics_name_the_outputs_they_lack():
 def _two_outputs():
     inputs = keras.Input((3,))
     return inputs, [keras.layers.Dense(1, name=name)(inputs) for name in 'ab']
+
+
+class Subclassed(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(2)
+
+    def call(self, inputs):
+        return self.dense(inputs)
+
+
+def test_subclassed_build_makes_weights_and_predicts():
+    model = Subclassed()
+    model.build((None, 4))
+    assert [tuple(w.shape) for w in model.weights] == [(4, 2), (2,)]
+    kernel, bias = model.get_weights()
+    np.testing.assert_allclose(model.predict(X), X @ kernel + bias, rtol=1e-5)
+
+
+@pytest.mark.parametrize('first_use', ['predict', 'call'])
+def test_load_weights_before_the_first_call(tmp_path, first_use):
+    """tf.keras restores a never-called subclassed model's weights when it is built."""
+    saved = Subclassed()
+    saved(X)
+    path = str(tmp_path / 'weights.h5')
+    saved.save_weights(path)
+    model = Subclassed()
+    model.load_weights(path)
+    outputs = model.predict(X) if first_use == 'predict' else np.asarray(model(X))
+    np.testing.assert_allclose(outputs, saved.predict(X), rtol=1e-6)
+
+
+def test_subclassed_model_called_then_compiled_and_fitted():
+    model = Subclassed()
+    model(X)
+    model.compile(keras.optimizers.SGD(0.1), 'mse')
+    history = model.fit(X, np.zeros((100, 2)), batch_size=100, epochs=2, verbose=0).history
+    assert history['loss'][1] < history['loss'][0]

@@ -113,6 +113,7 @@ class Model(keras.Model):
             self.optimizer = optimizer
             self.loss = loss
             return
+        self._unbuilt_while_inputs_unknown()
         with symbolic_losses():
             super(Model, self).compile(optimizer, loss=loss, metrics=metrics,
                                        loss_weights=loss_weights,
@@ -130,6 +131,53 @@ class Model(keras.Model):
             return super(Model, self).metrics
         return (self.compiled_loss.metrics + self.compiled_metrics.metrics
                 + list(self._metrics))
+
+    def __call__(self, *args, **kwargs):
+        if not self._is_graph_network and not self.built:
+            if getattr(self, '_torchk_deferred_weights', None) is not None:
+                self.build(eager.map_structure(_input_shape, args[0] if args
+                                               else kwargs['inputs']))
+            elif type(self).build is Model.build:
+                self.built = True  # tf.keras builds a subclassed model by calling it
+        return super(Model, self).__call__(*args, **kwargs)
+
+    def _unbuilt_while_inputs_unknown(self):
+        """Keras 2.3.1's `compile` and data checks read `built` as "the model's inputs are
+        known"; a subclassed model built by an eager call, as tf.keras builds it, has its
+        weights but not yet its inputs (the first data sets them)."""
+        if not self._is_graph_network and not self.inputs:
+            self.built = False
+
+    def _standardize_user_data(self, x, *args, **kwargs):
+        self._unbuilt_while_inputs_unknown()
+        return super(Model, self)._standardize_user_data(x, *args, **kwargs)
+
+    def build(self, input_shape=None):
+        """tf.keras' `Model.build`: a subclassed model is called on placeholders of
+        `input_shape` (a shape, or a list of shapes), which makes its weights (and the
+        weights a `load_weights` before kept for it are loaded then); Keras 2.3.1's only
+        marks it built."""
+        if self._is_graph_network or isinstance(self, keras.Sequential) or self.inputs:
+            return super(Model, self).build(input_shape)
+        if input_shape is None:
+            raise ValueError('build(input_shape): a subclassed model needs the shape of its '
+                             'inputs, got None.')
+        self._set_inputs(_placeholders(input_shape))
+        deferred = getattr(self, '_torchk_deferred_weights', None)
+        if deferred is not None:
+            self._torchk_deferred_weights = None
+            filepath, kwargs = deferred
+            super(Model, self).load_weights(filepath, **kwargs)
+
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False, **kwargs):
+        """Loads weights saved by `save_weights`. A subclassed model that has no weights yet
+        (never called nor built) gets them when it is built, on its first call, as tf.keras
+        restores them."""
+        kwargs.update(by_name=by_name, skip_mismatch=skip_mismatch)
+        if not self._is_graph_network and not self.weights:
+            self._torchk_deferred_weights = (filepath, kwargs)
+            return None
+        return super(Model, self).load_weights(filepath, **kwargs)
 
     def compute_output_shape(self, input_shape):
         """For a subclassed model, the shapes of `call` on placeholders of `input_shape`
@@ -383,6 +431,13 @@ def _placeholders(shape):
     if isinstance(shape, dict):
         return {k: _placeholders(s) for k, s in shape.items()}
     return K.placeholder(shape=tuple(shape))
+
+
+def _input_shape(value):
+    """The shape of an input of a model call, batch size unknown."""
+    if K.is_tensor(value) and not isinstance(value, torch.Tensor):
+        return K.int_shape(value)
+    return (None,) + tuple(np.shape(value))[1:]
 
 
 def _runs_validation(freq, epoch):
