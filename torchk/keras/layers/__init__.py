@@ -1,10 +1,15 @@
 """`tf.keras.layers`: Keras 2.3.1's layers, with torchk's (`torchk/layers/`: normalization,
 attention, preprocessing, global pooling with `keepdims`, ...), `Input` and
-`experimental.preprocessing`."""
+`experimental.preprocessing`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True`
+(`recurrent.py`), and `BatchNormalization` in inference mode when frozen
+(`normalization.py`)."""
 from keras import layers as _keras_layers
 from keras.layers import Input, InputLayer, Layer  # noqa: F401
 
 from .._facade import reexport
 from . import experimental  # noqa: F401
+from .normalization import frozen_batch_normalization_infers as _frozen_infers
+from .recurrent import GRU, GRUCell  # noqa: F401
 
+_frozen_infers()
 reexport(globals(), _keras_layers, exclude=('Model', 'Sequential', 'absolute_import'))
