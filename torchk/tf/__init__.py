@@ -21,6 +21,7 @@ from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
                      float16, float32, float64, half, int8, int16, int32, int64, uint8)
 from .hook import import_served, install_import_hook
+from .module import Module
 from .namespaces import Namespace, module_getattr, ops_under
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
                       is_tensor, test, tf_print as print)
@@ -50,8 +51,8 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
     'int16', 'int32', 'int64', 'uint8', 'install_import_hook', 'TensorShape', 'config',
     'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test', 'print',
-    'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function', 'Variable',
-    'newaxis', 'Tensor', 'nest', 'version'})
+    'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function', 'Module',
+    'Variable', 'newaxis', 'Tensor', 'nest', 'version'})
 
 _missing = module_getattr('tf')
 
