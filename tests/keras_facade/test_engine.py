@@ -203,3 +203,20 @@ def test_subclassed_model_called_then_compiled_and_fitted():
     model.compile(keras.optimizers.SGD(0.1), 'mse')
     history = model.fit(X, np.zeros((100, 2)), batch_size=100, epochs=2, verbose=0).history
     assert history['loss'][1] < history['loss'][0]
+
+
+@pytest.mark.parametrize('weights_only, name', [(False, 'model.h5'), (True, 'w_{epoch}.h5'),
+                                                (False, 'model.keras')])
+def test_model_checkpoint_makes_its_folder(tmp_path, weights_only, name):
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(4,))])
+    model.compile('sgd', 'mse')
+    path = tmp_path / 'not' / 'yet' / name
+    model.fit(X, Y, epochs=1, verbose=0, callbacks=[
+        keras.callbacks.ModelCheckpoint(str(path), save_weights_only=weights_only)])
+    saved = tmp_path / 'not' / 'yet' / name.format(epoch=1)
+    restored = keras.Sequential([keras.layers.Dense(1, input_shape=(4,))])
+    if weights_only:
+        restored.load_weights(str(saved))
+    else:
+        restored = keras.models.load_model(str(saved))
+    np.testing.assert_allclose(restored.predict(X), model.predict(X), rtol=1e-6)

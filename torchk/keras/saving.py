@@ -4,7 +4,8 @@
 for a `.keras` path or `save_format='keras'`, and HDF5 (Keras 2.3.1's format, which tf.keras 2
 reads too) for a `.h5` or `.hdf5` path and for a path without extension, where TF 2 would
 write a SavedModel directory: there torchk writes one HDF5 file and says so, and `load_model`
-on that path reads it back.
+on that path reads it back. As tf.keras does, saving (a model, or `Model.save_weights`) into
+a folder that does not exist yet makes it (`make_parent_folder`).
 """
 import os
 import warnings
@@ -14,6 +15,15 @@ from keras import models as _keras_models
 from ..saving import keras_zip_writer
 
 _HDF5 = ('.h5', '.hdf5')
+
+
+def make_parent_folder(filepath):
+    """Makes the folder that `filepath` (a string or path-like) is to be written in, if it
+    does not exist yet, as tf.keras' savers do; Keras 2.3.1's fail there."""
+    if isinstance(filepath, (str, os.PathLike)):
+        folder = os.path.dirname(os.fspath(filepath))
+        if folder:
+            os.makedirs(folder, exist_ok=True)
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None,
@@ -35,6 +45,7 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
             (`.keras`) a layer that tf.keras has no class for.
     """
     path = os.fspath(filepath)
+    make_parent_folder(path)
     extension = os.path.splitext(path)[1].lower()
     if save_format not in (None, 'h5', 'tf', 'keras'):
         raise ValueError("save_format must be 'keras', 'h5', 'tf' or None; got %r."

@@ -28,7 +28,7 @@ from keras.utils.generic_utils import Progbar
 
 from .. import eager
 from .. import optimizers as tf_optimizers
-from ..saving import save_model
+from ..saving import make_parent_folder, save_model
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
                            _is_array_data, _numpy_batches, _numpy_batches_once, _take,
@@ -416,6 +416,15 @@ class Model(keras.Model):
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+        """Saves the weights as HDF5 (Keras 2.3.1's `save_weights`; for `save_format='tf'`
+        too, which `load_weights` reads back), making the folder of `filepath` if it does
+        not exist yet, as tf.keras does. `options` (TF's checkpoint options) is unused."""
+        if save_format not in (None, 'h5', 'tf'):
+            raise ValueError("save_format must be 'h5', 'tf' or None; got %r." % (save_format,))
+        make_parent_folder(filepath)
+        return super(Model, self).save_weights(filepath, overwrite=overwrite)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
              **kwargs):
