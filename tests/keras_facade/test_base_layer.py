@@ -1,5 +1,7 @@
 """tf.keras' layer call conventions (torchk.keras.engine.base_layer): arguments after
 `inputs`, keyword tensors, `training` and masks in nested calls, `add_weight`'s defaults."""
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -44,11 +46,12 @@ def test_argument_given_twice_or_too_many():
 
 
 class Endpoint(keras.layers.Layer):
-    """keras-io's endpoint layer: the loss from the targets given as a second argument."""
+    """keras-io's endpoint layer: the loss from the targets given as another argument (the
+    class of tests/fixtures/make_tf_keras_semantics.py)."""
 
-    def call(self, logits, targets):
+    def call(self, logits, targets, scale=1.):
         self.add_loss(tf.reduce_mean(tf.square(logits - targets)))
-        return logits
+        return logits * scale
 
 
 def _endpoint_model():
@@ -57,7 +60,7 @@ def _endpoint_model():
     return keras.Model([inputs, targets], Endpoint(name='endpoint')(logits, targets))
 
 
-def test_endpoint_layer_trains_and_saves(tmp_path):
+def test_endpoint_layer_trains():
     rng = np.random.RandomState(0)
     x, t = rng.randn(16, 3).astype('float32'), rng.randn(16, 1).astype('float32')
     model = _endpoint_model()
@@ -65,12 +68,40 @@ def test_endpoint_layer_trains_and_saves(tmp_path):
     history = model.fit([x, t], batch_size=16, epochs=1, verbose=0).history
     assert history['loss'][0] == pytest.approx(np.mean((x.sum(1, keepdims=True) - t) ** 2),
                                                rel=1e-5)
-    path = str(tmp_path / 'endpoint.h5')
-    model.save(path)
-    loaded = keras.models.load_model(path, custom_objects={'Endpoint': Endpoint})
-    np.testing.assert_allclose(loaded.predict([x, t]), x.sum(1, keepdims=True), rtol=1e-5)
     outer = keras.Model(model.inputs, model(model.inputs))  # replayed on new tensors
     np.testing.assert_allclose(outer.predict([x, t]), x.sum(1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize('form', ['h5', 'keras', 'json'])
+def test_endpoint_model_saved_as_tf_keras_saves_it(tmp_path, form):
+    """The targets are saved in the node's keyword arguments, as tf.keras writes them."""
+    x = np.random.RandomState(1).randn(4, 3).astype('float32')
+    model = _endpoint_model()
+    node = [layer for layer in model.get_config()['layers']
+            if layer['name'] == 'endpoint'][0]['inbound_nodes']
+    assert node == [[['dense', 0, 0, {'targets': ['t', 0, 0]}]]]
+    objects = {'Endpoint': Endpoint}
+    if form == 'json':
+        loaded = keras.models.model_from_json(model.to_json(), custom_objects=objects)
+        loaded.set_weights(model.get_weights())
+    else:
+        path = str(tmp_path / ('endpoint.' + form))
+        model.save(path)
+        loaded = keras.models.load_model(path, custom_objects=objects)
+    np.testing.assert_allclose(loaded.predict([x, np.zeros((4, 1))]), x.sum(1, keepdims=True),
+                               rtol=1e-5)
+
+
+def test_endpoint_model_saved_by_tf_keras_loads():
+    fixtures = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                            'fixtures', 'tf_keras', 'semantics')
+    model = keras.models.load_model(os.path.join(fixtures, 'endpoint_model.h5'),
+                                    custom_objects={'Endpoint': Endpoint})
+    with np.load(os.path.join(fixtures, 'endpoint_model.npz')) as reference:
+        inputs = [reference['x'], reference['t']]
+        np.testing.assert_allclose(model.predict(inputs), reference['y'], rtol=1e-5)
+        model(inputs)
+        assert float(model.losses[0]) == pytest.approx(float(reference['loss']), rel=1e-5)
 
 
 def test_multi_head_attention_by_keyword_is_its_input_list():

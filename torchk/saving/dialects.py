@@ -308,6 +308,12 @@ def _tensor_list(tensors):
     return tensors
 
 
+# The node argument with which torchk.keras records a call whose keyword arguments hold
+# tensors (torchk/keras/engine/base_layer.py): where each of the node's input tensors goes,
+# {'inputs': template, 'keywords': {name: template}, 'mask': template, 'training': bool},
+# a template being the argument's nesting with each tensor replaced by its index.
+CALL_SPEC = '_torchk_call'
+
 # Layers whose call takes tensors by keyword in tf.keras and as one input list in Keras 2:
 # after the first argument, the keywords in their order in the list, each with the keyword
 # whose tensor it defaults to when absent (tf.keras' `key` defaults to `value`).
@@ -363,12 +369,79 @@ def _translate_node(node, layer, classes):
                              'layers take in their input list before %r.'
                              % (_name(layer), layer['class_name'], keyword, listed[-1][0]))
         tensors.append(tensor)
-    for key, value in kwargs.items():
-        if _holds_tensor_ref(value, classes):
-            raise ValueError('Layer %r (%s) was called with the tensor %r as its argument %r; '
-                             'Keras 2.3.1 passes tensors to a layer only as its inputs.'
-                             % (_name(layer), layer['class_name'], value, key))
+    keywords = {k: kwargs.pop(k) for k in sorted(kwargs) if _holds_tensor_ref(kwargs[k], classes)}
+    if keywords:
+        tensors, kwargs[CALL_SPEC] = _call_spec(layer, tensors, keywords, classes)
     return [t + [{}] for t in tensors[:-1]] + [tensors[-1] + [kwargs]]
+
+
+def _call_spec(layer, tensors, keywords, classes):
+    """tf.keras' node of a call with tensors among its keyword arguments (the endpoint-layer
+    pattern `layer(logits, targets=...)`), as torchk.keras records it: all the tensors as
+    the node's inputs, `CALL_SPEC` saying which is which.
+
+    # Returns
+        `(input tensor references, call spec)`.
+
+    # Raises
+        ValueError: without torchk.keras (multi-backend Keras 2.3.1 takes tensors only as a
+            layer's inputs), or if an argument mixes tensors and constants."""
+    from keras.engine import base_layer
+    if not getattr(base_layer.Layer.__call__, '_torchk_tf_keras', False):
+        raise ValueError('Layer %r (%s) was called with tensors as its arguments %s; Keras '
+                         '2.3.1 passes tensors to a layer only as its inputs: load the model '
+                         'with torchk.keras (tf.keras on torchk), which records such calls.'
+                         % (_name(layer), layer['class_name'], sorted(keywords)))
+    flat = list(tensors)
+
+    def template(value):
+        if _is_tensor_ref(value, classes):
+            flat.append(value)
+            return len(flat) - 1
+        if isinstance(value, (list, tuple)):
+            return [template(v) for v in value]
+        if isinstance(value, dict):
+            return {k: template(v) for k, v in value.items()}
+        if value is None:
+            return None
+        raise ValueError('Layer %r (%s) was called with an argument that mixes tensors and '
+                         'constants (%r); torchk records tensors, lists and dicts of them.'
+                         % (_name(layer), layer['class_name'], value))
+    spec = {'inputs': 0 if len(tensors) == 1 else list(range(len(tensors))),
+            'keywords': {k: template(v) for k, v in keywords.items() if k != 'mask'}}
+    if 'mask' in keywords:
+        spec['mask'] = template(keywords['mask'])
+    return flat, spec
+
+
+def tf_keras_node(node):
+    """A node that torchk.keras recorded with `CALL_SPEC` (tensors among the call's keyword
+    arguments), as tf.keras writes it: the first argument's tensors, each with the keyword
+    arguments, tensors in place (the inverse of `_call_spec`); other nodes as they are."""
+    if not node or len(node[-1]) < 4 or CALL_SPEC not in node[-1][3]:
+        return node
+    kwargs = dict(node[-1][3])
+    spec = kwargs.pop(CALL_SPEC)
+    references = [list(entry[:3]) for entry in node]
+
+    def fill(template):
+        if isinstance(template, list):
+            return [fill(t) for t in template]
+        if isinstance(template, dict):
+            return {k: fill(t) for k, t in template.items()}
+        return None if template is None else references[template]
+    kwargs.update((k, fill(t)) for k, t in spec['keywords'].items())
+    if 'mask' in spec:
+        kwargs['mask'] = fill(spec['mask'])
+    if 'training' in spec:
+        kwargs['training'] = spec['training']
+    inputs = fill(spec['inputs'])
+    if _is_entry(inputs):
+        return [inputs + [kwargs]]
+    if not all(_is_entry(ref) for ref in inputs):
+        raise ValueError('A call whose first argument nests tensors deeper than one list '
+                         'cannot be written as tf.keras writes it: %r.' % (node,))
+    return [ref + [kwargs] for ref in inputs]
 
 
 def _node_from_keras3(node):

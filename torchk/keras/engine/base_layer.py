@@ -34,13 +34,8 @@ from keras.engine import base_layer
 from keras.layers import convolutional_recurrent, recurrent, wrappers
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
-from ...saving.dialects import CALL_TENSOR_KEYWORDS, listed_keyword_tensors
+from ...saving.dialects import CALL_SPEC, CALL_TENSOR_KEYWORDS, listed_keyword_tensors
 from .. import eager
-
-# The node argument that maps a call's flat input tensors back to its arguments:
-# {'inputs': template, 'keywords': {name: template}, 'mask': template, 'training': bool},
-# a template being the argument's nesting with each tensor replaced by its index.
-CALL_SPEC = '_torchk_call'
 
 _context = threading.local()
 

@@ -7,14 +7,20 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   `call` takes `training` and whose node kept none gets the enclosing call's; the
   `training` a node kept for a layer without that parameter (a nested model called with
   `training=False`) is the context of the layers it calls.
+- `get_config_in_tf_keras_form`: a node recorded with a `CALL_SPEC` is saved as tf.keras
+  saves it (the keyword tensors among the call's arguments), which tf.keras loads, and
+  torchk too (`torchk.saving.dialects` reads it back).
 - `conform_inputs`: the inputs are cast to the dtypes of the model's `Input`s, as tf.keras
   casts them (an eager call on `uint8` images of a model whose `Input` is float32).
 """
+import functools
+
 from keras import backend as K
 from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
+from ...saving import dialects
 from .base_layer import CALL_SPEC, current_training, training_context, unflatten_call
 
 
@@ -114,6 +120,25 @@ def run_internal_graph(self, inputs, masks=None):
     return unpack_singleton(outputs), unpack_singleton(output_masks), output_shapes
 
 
+def get_config_in_tf_keras_form(keras_get_config):
+    """Wraps `Network.get_config`: its nodes recorded with a `CALL_SPEC` as tf.keras writes
+    them (`dialects.tf_keras_node`)."""
+    @functools.wraps(keras_get_config)
+    def get_config(self):
+        config = keras_get_config(self)
+        if self._is_graph_network:
+            for layer in config['layers']:
+                layer['inbound_nodes'] = [dialects.tf_keras_node(node)
+                                          for node in layer['inbound_nodes']]
+        return config
+    return get_config
+
+
 def install():
-    """Puts tf.keras' replay (`run_internal_graph`) on Keras 2.3.1's `Network`."""
+    """Puts tf.keras' replay (`run_internal_graph`) and node form (`get_config`) on Keras
+    2.3.1's `Network`."""
+    if getattr(network.Network.get_config, '_torchk_tf_keras_nodes', False):
+        return
     network.Network.run_internal_graph = run_internal_graph
+    network.Network.get_config = get_config_in_tf_keras_form(network.Network.get_config)
+    network.Network.get_config._torchk_tf_keras_nodes = True
