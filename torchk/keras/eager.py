@@ -43,17 +43,18 @@ _tracing = threading.local()
 
 def is_eager(value):
     """True if `value` (nested lists, tuples, dicts) holds tensors or arrays and no symbol."""
-    leaves = _leaves(value)
-    return bool(leaves) and all(
+    found = leaves(value)
+    return bool(found) and all(
         isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number)) and not graph.is_symbol(v)
-        for v in leaves) and any(isinstance(v, (torch.Tensor, np.ndarray)) for v in leaves)
+        for v in found) and any(isinstance(v, (torch.Tensor, np.ndarray)) for v in found)
 
 
-def _leaves(value):
+def leaves(value):
+    """The leaves of `value` (lists, tuples, dicts), in order."""
     if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
+        return [leaf for v in value for leaf in leaves(v)]
     if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
+        return [leaf for v in value.values() for leaf in leaves(v)]
     return [value]
 
 
@@ -102,8 +103,8 @@ class Program:
         targets = function.specialise_phase(
             list(outputs) + list(losses) + [value for _, value in updates], int(training),
             self.inputs)
-        _, leaves = program.ancestors(targets, stop={id(x) for x in self.inputs})
-        self.weights = [leaf for leaf in leaves if isinstance(leaf, Variable)]
+        _, sources = program.ancestors(targets, stop={id(x) for x in self.inputs})
+        self.weights = [leaf for leaf in sources if isinstance(leaf, Variable)]
         self.run, unfed = program.compile_program(
             self.inputs + self.weights, targets, [], [False] * len(targets))
         missing = [p for p in unfed if not function.is_learning_phase(p)]
@@ -180,12 +181,12 @@ def call_layer(layer, inputs, training, key, trace):
     """
     key = (_signature(inputs), training, key)
     if _keeps_batch_size(layer):
-        key += (tuple(np.shape(v)[:1] for v in _leaves(inputs)),)
+        key += (tuple(np.shape(v)[:1] for v in leaves(inputs)),)
     programs = layer.__dict__.setdefault('_torchk_eager_programs', {})
     if key not in programs:
         programs[key] = _build_layer_program(layer, inputs, training, trace)
     run, structure, masked = programs[key]
-    results, losses = run([_tensor(v) for v in _leaves(inputs)])
+    results, losses = run([_tensor(v) for v in leaves(inputs)])
     layer._torchk_eager_losses = list(losses)
     outputs = results[:len(results) - len(masked)]
     for index, mask in zip(masked, results[len(outputs):]):
@@ -197,8 +198,8 @@ def _build_layer_program(layer, inputs, training, trace):
     batch = _keeps_batch_size(layer)
     symbols = map_structure(lambda value: _placeholder(value, batch=batch), inputs)
     outputs = trace(symbols)
-    flat_inputs = _leaves(symbols)
-    flat_outputs = _leaves(outputs)
+    flat_inputs = leaves(symbols)
+    flat_outputs = leaves(outputs)
     masks = [_mask_of(x) for x in flat_outputs]
     masked = [i for i, mask in enumerate(masks) if mask is not None]
     losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
@@ -243,9 +244,9 @@ def _computable(items, inputs):
 
     def computable(item):
         value = item[1] if isinstance(item, tuple) else item
-        _, leaves = program.ancestors([value], stop=fed)
+        _, sources = program.ancestors([value], stop=fed)
         return all(isinstance(leaf, Variable) or function.is_learning_phase(leaf)
-                   for leaf in leaves)
+                   for leaf in sources)
     return [item for item in items if computable(item)]
 
 
@@ -280,9 +281,9 @@ def update_metric(metric, update_state, args, kwargs):
         symbolic_args = symbols[:len(args)]
         symbolic_kwargs = dict(zip(names, symbols[len(args):]))
         updates = update_state(*symbolic_args, **symbolic_kwargs)
-        programs[key] = Program(_leaves(symbols), [], [], updates or [])
+        programs[key] = Program(leaves(symbols), [], [], updates or [])
     with torch.no_grad():
-        programs[key]([_tensor(v) for v in _leaves(values)])
+        programs[key]([_tensor(v) for v in leaves(values)])
     metric._torchk_eager = True
 
 

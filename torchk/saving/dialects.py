@@ -322,6 +322,35 @@ CALL_TENSOR_KEYWORDS = {
 }
 
 
+def call_template(value, is_tensor, flat):
+    """A call argument's template for `CALL_SPEC`: `value`'s nesting (lists, tuples, dicts)
+    with each tensor replaced by its index in `flat`, to which it is appended.
+
+    # Raises
+        ValueError: for a leaf that is neither a tensor (`is_tensor`) nor None."""
+    if value is None:
+        return None
+    if is_tensor(value):
+        flat.append(value)
+        return len(flat) - 1
+    if isinstance(value, (list, tuple)):
+        return [call_template(v, is_tensor, flat) for v in value]
+    if isinstance(value, dict):
+        return {k: call_template(v, is_tensor, flat) for k, v in value.items()}
+    raise ValueError('an argument mixes tensors and constants (%r); torchk records tensors, '
+                     'and lists and dicts of them.' % (value,))
+
+
+def call_filled(template, flat):
+    """The argument that `template` (`call_template`'s) stands for, its tensors from
+    `flat`."""
+    if isinstance(template, list):
+        return [call_filled(t, flat) for t in template]
+    if isinstance(template, dict):
+        return {k: call_filled(t, flat) for k, t in template.items()}
+    return None if template is None else flat[template]
+
+
 def listed_keyword_tensors(class_name, keywords):
     """The tensors that a `class_name` layer takes by keyword in tf.keras, popped from the
     dict `keywords`, as `(keyword, tensor)` in their order in Keras 2's input list
@@ -395,18 +424,10 @@ def _call_spec(layer, tensors, keywords, classes):
     flat = list(tensors)
 
     def template(value):
-        if _is_tensor_ref(value, classes):
-            flat.append(value)
-            return len(flat) - 1
-        if isinstance(value, (list, tuple)):
-            return [template(v) for v in value]
-        if isinstance(value, dict):
-            return {k: template(v) for k, v in value.items()}
-        if value is None:
-            return None
-        raise ValueError('Layer %r (%s) was called with an argument that mixes tensors and '
-                         'constants (%r); torchk records tensors, lists and dicts of them.'
-                         % (_name(layer), layer['class_name'], value))
+        try:
+            return call_template(value, lambda v: _is_tensor_ref(v, classes), flat)
+        except ValueError as e:
+            raise ValueError('Layer %r (%s): %s' % (_name(layer), layer['class_name'], e)) from e
     spec = {'inputs': 0 if len(tensors) == 1 else list(range(len(tensors))),
             'keywords': {k: template(v) for k, v in keywords.items() if k != 'mask'}}
     if 'mask' in keywords:
@@ -425,11 +446,7 @@ def tf_keras_node(node):
     references = [list(entry[:3]) for entry in node]
 
     def fill(template):
-        if isinstance(template, list):
-            return [fill(t) for t in template]
-        if isinstance(template, dict):
-            return {k: fill(t) for k, t in template.items()}
-        return None if template is None else references[template]
+        return call_filled(template, references)
     kwargs.update((k, fill(t)) for k, t in spec['keywords'].items())
     if 'mask' in spec:
         kwargs['mask'] = fill(spec['mask'])

@@ -34,7 +34,8 @@ from keras.engine import base_layer
 from keras.layers import convolutional_recurrent, recurrent, wrappers
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
-from ...saving.dialects import CALL_SPEC, CALL_TENSOR_KEYWORDS, listed_keyword_tensors
+from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
+                                listed_keyword_tensors)
 from .. import eager
 
 _context = threading.local()
@@ -124,16 +125,8 @@ def bind_call_arguments(layer, args, kwargs):
     return inputs, keywords
 
 
-def _leaves(value):
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    return [value]
-
-
 def _holds_only(value, is_tensor):
-    leaves = _leaves(value)
+    leaves = eager.leaves(value)
     return bool(leaves) and all(is_tensor(leaf) for leaf in leaves)
 
 
@@ -156,14 +149,7 @@ def flatten_call(inputs, tensors, mask=None):
     flat = []
 
     def template(value):
-        if isinstance(value, (list, tuple)):
-            return [template(v) for v in value]
-        if isinstance(value, dict):
-            return {k: template(v) for k, v in value.items()}
-        if value is None:
-            return None
-        flat.append(value)
-        return len(flat) - 1
+        return call_template(value, lambda v: not isinstance(v, (list, tuple, dict)), flat)
     spec = {'inputs': template(inputs),
             'keywords': {k: template(v) for k, v in sorted(tensors.items())}}
     if mask is not None:
@@ -171,31 +157,23 @@ def flatten_call(inputs, tensors, mask=None):
     return flat, spec
 
 
-def _filled(template, flat):
-    if isinstance(template, list):
-        return [_filled(t, flat) for t in template]
-    if isinstance(template, dict):
-        return {k: _filled(t, flat) for k, t in template.items()}
-    return None if template is None else flat[template]
-
-
 def unflatten_call(spec, flat, flat_masks=None):
     """`(inputs, tensor keywords, inputs' mask)` of a call from its flat tensors (and their
     masks, for the inputs' mask when the call was given none)."""
     flat = to_list(flat)
-    inputs = _filled(spec['inputs'], flat)
-    keywords = {k: _filled(t, flat) for k, t in spec['keywords'].items()}
+    inputs = call_filled(spec['inputs'], flat)
+    keywords = {k: call_filled(t, flat) for k, t in spec['keywords'].items()}
     if 'mask' in spec:
-        mask = _filled(spec['mask'], flat)
+        mask = call_filled(spec['mask'], flat)
     elif flat_masks is not None:
-        mask = _filled(spec['inputs'], to_list(flat_masks))
+        mask = call_filled(spec['inputs'], to_list(flat_masks))
     else:
         mask = None
     return inputs, keywords, mask
 
 
 def _is_all_none(mask):
-    return all(m is None for m in _leaves(mask))
+    return all(m is None for m in eager.leaves(mask))
 
 
 def call_with_spec(layer, flat, spec, constants):
