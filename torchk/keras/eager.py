@@ -178,13 +178,19 @@ def _build_layer_program(layer, inputs, training, kwargs):
     outputs = layer(symbols, **call_kwargs)
     flat_inputs = _leaves(symbols)
     flat_outputs = _leaves(outputs)
-    losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
-                         flat_inputs)
+    losses = _computable(_each_once(layer.get_losses_for(flat_inputs)
+                                    + layer.get_losses_for(None)), flat_inputs)
     updates = (_computable(function.flatten_updates(
         layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), flat_inputs)
         if training else [])
     run = Program(flat_inputs, flat_outputs, [K.sum(l) for l in losses], updates, training)
     return run, _map(lambda _: None, outputs)
+
+
+def _each_once(losses):
+    """`losses` without repeats: a network's `get_losses_for` returns its layers' losses,
+    which Keras also keeps on the network; Keras' `losses` counts each once."""
+    return list({id(loss): loss for loss in losses}.values())
 
 
 def _computable(items, inputs):
@@ -210,7 +216,7 @@ def layer_losses(layer):
     (regularizers) computed now; tensors."""
     if '_torchk_eager_losses' in layer.__dict__:
         return list(layer._torchk_eager_losses)
-    symbolic = layer.get_losses_for(None)
+    symbolic = _each_once(layer.get_losses_for(None))
     if not symbolic:
         return []
     _, losses = Program([], [], [K.sum(l) for l in symbolic])([])
