@@ -20,6 +20,9 @@ What the strategies do, as in TF:
   scaled by the global batch: `tf.nn.compute_average_loss`); Keras' `fit` averages them
   (tf.keras scales its compiled loss by `1 / num_replicas_in_sync` and sums). Both are one
   bucketed all-reduce op inside the training step (`torchk.distributed.average_gradients`).
+- variables made in `scope()` (or `run`) start with the first replica's values (each is
+  broadcast from rank 0 as it is made, so every process must make the same variables in the
+  same order, as TF's collective initialization needs too).
 - `fit` and `evaluate` on a model built in `scope()` split each global batch between the
   replicas; checkpoints, TensorBoard logs and the progress bar are written by the chief
   (rank 0) only (`extended.should_checkpoint`).
@@ -35,6 +38,7 @@ import torch
 
 from .. import config
 from .. import distributed
+from .. import variables
 from ..distributed import runtime
 from . import structure
 from .namespaces import Namespace, module_getattr
@@ -102,6 +106,18 @@ def _entered(strategy, replica):
         yield strategy
     finally:
         _contexts.stack.pop()
+
+
+def _mirror(variable):
+    """Gives a variable made in a data-parallel strategy's scope (or `run`) the first
+    replica's value, as TF's mirrored variables start: every process makes the same
+    variables in the same order, each one broadcast as it is made."""
+    strategy = get_strategy()
+    if strategy.num_replicas_in_sync > 1:
+        runtime.broadcast_variables([variable], 0)
+
+
+variables.creation_observers.append(_mirror)
 
 
 class ReplicaContext:
@@ -285,6 +301,14 @@ class Strategy:
         if self._replicas == 1:
             return batch
         return replica_share(batch, self._rank, self._replicas)
+
+    def shuffle(self, order):
+        """Shuffles the array `order` in place with numpy's generator to the first replica's
+        order, the same on every replica (each replica shuffles, keeping numpy's generators
+        in step)."""
+        np.random.shuffle(order)
+        if self._replicas > 1:
+            order[...] = runtime.broadcast(order, 0)
 
     def aggregate_gradients(self, grads, average):
         """`grads` (tensors or Keras symbols) summed, or averaged, over the replicas: one
