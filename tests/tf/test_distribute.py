@@ -8,23 +8,11 @@ import pytest
 import torch
 
 import torchk.tf as tf
-from torchk.distributed import runtime
 
 distribute = tf.distribute
 
 
-@pytest.fixture
-def world_of_one(monkeypatch):
-    """A process that torchrun did not start; leaves torchk.distributed as it found it."""
-    monkeypatch.delenv('WORLD_SIZE', raising=False)
-    monkeypatch.delenv('TF_CONFIG', raising=False)
-    initialized = runtime.is_initialized()
-    yield
-    if not initialized:
-        runtime.shutdown()
-
-
-def test_default_strategy_outside_any_scope(world_of_one):
+def test_default_strategy_outside_any_scope(single_process):
     strategy = distribute.get_strategy()
     assert not distribute.has_strategy()
     assert not distribute.in_cross_replica_context()
@@ -41,7 +29,7 @@ def test_default_strategy_outside_any_scope(world_of_one):
     lambda: distribute.MirroredStrategy(cross_device_ops=distribute.NcclAllReduce()),
 ], ids=['mirrored', 'multi_worker', 'experimental_multi_worker', 'one_device',
         'mirrored_nccl'])
-def test_scope_and_run_contexts_on_one_device(world_of_one, make):
+def test_scope_and_run_contexts_on_one_device(single_process, make):
     strategy = make()
     assert strategy.num_replicas_in_sync == 1
     with strategy.scope():
@@ -59,7 +47,7 @@ def test_scope_and_run_contexts_on_one_device(world_of_one, make):
     assert strategy.experimental_local_results(5) == (5,)
 
 
-def test_mixing_strategies_raises(world_of_one):
+def test_mixing_strategies_raises(single_process):
     one, other = distribute.MirroredStrategy(), distribute.OneDeviceStrategy('/gpu:0')
     with one.scope():
         with one.scope():
@@ -76,13 +64,13 @@ def test_mixing_strategies_raises(world_of_one):
     ('MEAN', 0, [2., 4.]),
     (distribute.ReduceOp.MEAN, 1, [1.5, 4.5]),
 ])
-def test_reduce_of_one_replica(world_of_one, op, axis, expected):
+def test_reduce_of_one_replica(single_process, op, axis, expected):
     strategy = distribute.MirroredStrategy()
     value = strategy.reduce(op, np.array([[1., 2.], [3., 6.]], dtype='float32'), axis=axis)
     np.testing.assert_allclose(value.numpy(), expected)
 
 
-def test_reduce_of_a_structure_and_a_bad_op(world_of_one):
+def test_reduce_of_a_structure_and_a_bad_op(single_process):
     strategy = distribute.MirroredStrategy()
     result = strategy.reduce('SUM', {'a': torch.ones(3), 'b': (torch.tensor(2.),)}, axis=0)
     assert float(result['a']) == 3. and float(result['b'][0]) == 2.
@@ -118,7 +106,7 @@ def test_replica_share_refuses_batches_it_cannot_split(batch, message):
         distribute.replica_share(batch, 0, 2)
 
 
-def test_distributed_datasets_of_one_replica(world_of_one):
+def test_distributed_datasets_of_one_replica(single_process):
     strategy = distribute.MirroredStrategy()
     dataset = tf.data.Dataset.from_tensor_slices(np.arange(10.)).batch(4)
     assert [b.tolist() for b in strategy.experimental_distribute_dataset(dataset)] == \
@@ -148,12 +136,12 @@ def test_input_context_needs_a_divisible_global_batch():
      "from torchrun's environment"),
     (lambda: distribute.OneDeviceStrategy(0), 'device name'),
 ])
-def test_strategies_refuse_what_torchrun_decides(world_of_one, make, message):
+def test_strategies_refuse_what_torchrun_decides(single_process, make, message):
     with pytest.raises((ValueError, TypeError), match=message):
         make()
 
 
-def test_multi_worker_tf_config_without_torchrun_raises(world_of_one, monkeypatch):
+def test_multi_worker_tf_config_without_torchrun_raises(single_process, monkeypatch):
     monkeypatch.setenv('TF_CONFIG', json.dumps({
         'cluster': {'worker': ['host1:2222', 'host2:2222']},
         'task': {'type': 'worker', 'index': 0}}))
@@ -161,7 +149,7 @@ def test_multi_worker_tf_config_without_torchrun_raises(world_of_one, monkeypatc
         distribute.MultiWorkerMirroredStrategy()
 
 
-def test_multi_worker_cluster_resolver_names_the_chief(world_of_one):
+def test_multi_worker_cluster_resolver_names_the_chief(single_process):
     resolver = distribute.MultiWorkerMirroredStrategy(
         communication_options=distribute.experimental.CommunicationOptions(
             bytes_per_pack=1024)).cluster_resolver
@@ -201,7 +189,7 @@ def test_compute_average_loss_refuses_bad_arguments(losses, size, message):
         tf.nn.compute_average_loss(losses, global_batch_size=size)
 
 
-def test_loss_scaling_needs_the_replica_context(world_of_one):
+def test_loss_scaling_needs_the_replica_context(single_process):
     strategy = distribute.MirroredStrategy()
     with strategy.scope():
         with pytest.raises(RuntimeError, match='cross-replica context'):
