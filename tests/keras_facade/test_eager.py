@@ -72,3 +72,15 @@ def test_metric_call_accumulates():
     mean = keras.metrics.Mean()
     mean(torch.tensor([2.]))
     assert float(mean(torch.tensor([4.]))) == 3.
+
+
+def test_sequential_regularization_losses_count_once():
+    """A Sequential's `get_losses_for(None)` returns its layers' regularization losses twice
+    (the network keeps them too); an eager call counts each once, as Keras' `losses` does."""
+    model = keras.Sequential([keras.layers.Dense(
+        2, input_shape=(3,), kernel_regularizer=keras.regularizers.l2(0.1))])
+    model(X)
+    kernel = model.get_weights()[0]
+    assert len(model.losses) == 1
+    np.testing.assert_allclose(float(model.losses[0].detach()), 0.1 * (kernel ** 2).sum(),
+                               rtol=1e-5)

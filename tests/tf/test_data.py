@@ -153,3 +153,16 @@ def test_from_tensors_and_strings():
 def test_missing_names_point_at_the_document():
     with pytest.raises(AttributeError, match=r'tf\.data\.TFRecordDataset: torchk does not'):
         tf.data.TFRecordDataset
+
+
+@pytest.mark.parametrize('num_shards, index, expected', [
+    (3, 0, [0, 3, 6, 9]), (3, 2, [2, 5, 8]), (1, 0, list(range(10)))])
+def test_shard(num_shards, index, expected):
+    sharded = Dataset.from_tensor_slices(Y).shard(num_shards, index)
+    assert [int(v) for v in sharded] == expected
+    assert len(sharded) == len(expected)
+
+
+def test_shard_checks_its_index():
+    with pytest.raises(ValueError, match=r'index must be in \[0, num_shards=2\); got 2'):
+        Dataset.from_tensor_slices(Y).shard(2, 2)

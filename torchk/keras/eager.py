@@ -202,8 +202,8 @@ def _build_layer_program(layer, inputs, training, trace):
     flat_outputs = leaves(outputs)
     masks = [_mask_of(x) for x in flat_outputs]
     masked = [i for i, mask in enumerate(masks) if mask is not None]
-    losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
-                         flat_inputs)
+    losses = _computable(_each_once(layer.get_losses_for(flat_inputs)
+                                    + layer.get_losses_for(None)), flat_inputs)
     updates = _computable(function.flatten_updates(
         layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)
         if training else _state_updates(layer)), flat_inputs)
@@ -237,6 +237,12 @@ def _keeps_batch_size(layer):
     return any(getattr(sub, 'stateful', False) for sub in layers)
 
 
+def _each_once(losses):
+    """`losses` without repeats: a network's `get_losses_for` returns its layers' losses,
+    which Keras also keeps on the network; Keras' `losses` counts each once."""
+    return list({id(loss): loss for loss in losses}.values())
+
+
 def _computable(items, inputs):
     """The losses (or `(variable, value)` updates) among `items` that `inputs` determine:
     a layer keeps those of all its calls (other placeholders, other eager calls)."""
@@ -260,7 +266,7 @@ def layer_losses(layer):
     (regularizers) computed now; tensors."""
     if '_torchk_eager_losses' in layer.__dict__:
         return list(layer._torchk_eager_losses)
-    symbolic = layer.get_losses_for(None)
+    symbolic = _each_once(layer.get_losses_for(None))
     if not symbolic:
         return []
     _, losses = Program([], [], [K.sum(l) for l in symbolic])([])

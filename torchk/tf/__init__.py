@@ -52,7 +52,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'int16', 'int32', 'int64', 'uint8', 'install_import_hook', 'TensorShape', 'config',
     'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test', 'print',
     'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function', 'Module',
-    'Variable', 'newaxis', 'Tensor', 'nest', 'version'})
+    'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute'})
 
 _missing = module_getattr('tf')
 
@@ -62,6 +62,10 @@ def __getattr__(name):
         keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
+    if name == 'distribute':
+        # Imported when first used: it imports Keras (through torchk.distributed).
+        import importlib
+        return importlib.import_module(__name__ + '.distribute')
     if name == 'string':
         raise AttributeError('tf.string: torchk does not provide it: torch tensors hold '
                              'numbers and booleans, not strings; keep text in Python or numpy '

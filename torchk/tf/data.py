@@ -130,8 +130,8 @@ class Dataset:
 
     Build one with `from_tensor_slices`, `from_tensors`, `from_generator`, `range` or `zip`,
     transform it (`map`, `filter`, `shuffle`, `batch`, `padded_batch`, `repeat`, `take`,
-    `skip`, `cache`, `unbatch`, `enumerate`, `concatenate`, `prefetch`), and iterate it with
-    `for`: elements are torch tensors in tuples and dicts.
+    `skip`, `shard`, `cache`, `unbatch`, `enumerate`, `concatenate`, `prefetch`), and iterate
+    it with `for`: elements are torch tensors in tuples and dicts.
     """
 
     def __init__(self, iterate, cardinality=UNKNOWN_CARDINALITY, batch_size=0):
@@ -328,6 +328,22 @@ class Dataset:
         cardinality = (max(self._cardinality - count, 0) if self._cardinality >= 0
                        else self._cardinality)
         return Dataset(lambda: itertools.islice(iter(self), count, None), cardinality)
+
+    def shard(self, num_shards, index, name=None):
+        """Every `num_shards`-th element from the `index`-th (an input pipeline's share, e.g.
+        `InputContext.input_pipeline_id` of `num_input_pipelines`).
+
+        # Raises
+            ValueError: unless `0 <= index < num_shards`.
+        """
+        num_shards, index = _positive(num_shards, 'num_shards'), int(index)
+        if not 0 <= index < num_shards:
+            raise ValueError('Dataset.shard: index must be in [0, num_shards=%d); got %d.'
+                             % (num_shards, index))
+        cardinality = (len(range(index, self._cardinality, num_shards))
+                       if self._cardinality >= 0 else self._cardinality)
+        return Dataset(lambda: itertools.islice(iter(self), index, None, num_shards),
+                       cardinality)
 
     def cache(self, filename='', name=None):
         """Keeps the elements in memory after the first full iteration (`filename` must be

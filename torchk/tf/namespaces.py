@@ -155,6 +155,12 @@ How it differs from TensorFlow:
   `TORCHK_COMPILE=1`); `tf.device` changes nothing; random ops ignore per-op seeds (use
   `tf.random.set_seed`); `tf.config.set_visible_devices([], 'GPU')` puts torchk on the CPU.
 - `tf.data.Dataset` iterates in Python; `element_spec` is read from the first element.
+- `tf.distribute`: a replica is a process. `MirroredStrategy` and
+  `MultiWorkerMirroredStrategy` are data parallelism over the processes `torchrun` started
+  (`torchrun --nproc-per-node N -m torchk run SCRIPT`; torch.distributed, NCCL on GPUs, gloo
+  on CPUs; TF_CONFIG is not read), one replica without torchrun; `OneDeviceStrategy` and the
+  default strategy are one replica. `run` returns this process' value (no `PerReplica`
+  objects); every process must see the same global batches (seed shuffles alike).
 - Ops accept Keras symbols too (then they record a graph, as in a Keras 2.3.1 model), and
   the ops of the table also compute tf.keras' saved `TFOpLambda` layers.
 '''

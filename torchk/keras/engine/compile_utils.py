@@ -6,6 +6,7 @@ import torch
 
 import keras
 
+from ...tf import distribute
 from .data_adapter import _first_array
 
 
@@ -55,6 +56,10 @@ class LossesContainer(object):
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
         """The total loss (a scalar tensor); updates the `loss` tracker.
 
+        Under a strategy of several replicas the loss returned is divided by their number
+        (the tracker takes it whole), as tf.keras does: `apply_gradients` sums the replicas'
+        gradients.
+
         # Arguments
             y_true, y_pred: targets and predictions (matching lists or dicts for several
                 outputs).
@@ -88,7 +93,8 @@ class LossesContainer(object):
             raise ValueError('The model has no loss: give compile a loss, or add losses in '
                              'the layers (add_loss).')
         self.metric.update_state(total, sample_weight=batch)
-        return total
+        replicas = distribute.get_strategy().num_replicas_in_sync
+        return total / replicas if replicas > 1 else total
 
     @property
     def metrics(self):

@@ -9,6 +9,7 @@ import keras
 from keras import backend as K
 
 from ... import config
+from ...tf import distribute
 
 
 def _to_tensor(value):
@@ -90,17 +91,28 @@ class _Batches(object):
         batch_size: for arrays (default 32).
         shuffle: shuffle arrays per epoch.
         steps: batches per epoch (default: all, or one pass of an iterable).
+        strategy: the `tf.distribute` strategy of `fit`/`evaluate`: with several replicas,
+            each batch is this replica's share of a global batch (`Strategy.split_batch`; a
+            `DistributedDataset`'s batches already are), and arrays are shuffled in the
+            order of the first replica (`Strategy.shuffle`).
     """
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
-                 steps=None):
+                 steps=None, strategy=None):
         self.arrays = _is_array_data(x) or isinstance(x, (list, tuple))
         self.steps = steps
+        self.strategy = (strategy if strategy is not None and strategy.num_replicas_in_sync > 1
+                         else None)
+        self.split = (self.strategy is not None
+                      and not isinstance(x, distribute.DistributedDataset))
         if self.arrays:
             self.data = (x, y, sample_weight)
             self.batch_size = batch_size or 32
             self.size = len(_first_array(x))
             self.shuffle = shuffle
+            # Shuffled in place each epoch, as Keras 2.3.1's `fit` shuffles: a seeded script
+            # sees the same batches with Keras' compiled step and with tf.keras' loop.
+            self.order = np.arange(self.size)
             if self.steps is None:
                 self.steps = -(-self.size // self.batch_size)
         else:
@@ -118,21 +130,27 @@ class _Batches(object):
 
     def epoch(self):
         """Yields the batches of one epoch."""
+        for batch in self._global_batches():
+            yield _to_tensor(self.strategy.split_batch(batch) if self.split else batch)
+
+    def _global_batches(self):
         if self.arrays:
             x, y, w = self.data
-            order = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+            if self.shuffle:
+                (self.strategy or np.random).shuffle(self.order)
+            order = self.order
             for step in range(self.steps):
                 index = order[step * self.batch_size:(step + 1) * self.batch_size]
                 if len(index) == 0:
                     return
                 index = torch.from_numpy(index) if isinstance(_first_array(x),
                                                                torch.Tensor) else index
-                yield _to_tensor(pack_x_y_sample_weight(_take(x, index), _take(y, index),
-                                                        _take(w, index)))
+                yield pack_x_y_sample_weight(_take(x, index), _take(y, index),
+                                             _take(w, index))
             return
         if isinstance(self.data, keras.utils.Sequence):
             for step in range(self.steps or len(self.data)):
-                yield _to_tensor(self._as_tuple(self.data[step]))
+                yield self._as_tuple(self.data[step])
             self.data.on_epoch_end()
             return
         if self._iterator is None or self.steps is None:
@@ -143,7 +161,7 @@ class _Batches(object):
             except StopIteration:
                 self._iterator = None
                 return
-            yield _to_tensor(self._as_tuple(batch))
+            yield self._as_tuple(batch)
         if self._iterator is not None and self._iterator is not self.data and not hasattr(
                 self.data, '__next__'):
             self._iterator = None

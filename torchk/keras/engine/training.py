@@ -26,6 +26,8 @@ from keras import backend as K
 from keras import callbacks as keras_callbacks
 from keras.utils.generic_utils import Progbar
 
+from ...callbacks import TensorBoard
+from ...tf import distribute
 from .. import eager
 from .. import optimizers as tf_optimizers
 from ..saving import make_parent_folder, save_model
@@ -88,16 +90,57 @@ class _Progress(keras_callbacks.Callback):
             self.progbar.update(getattr(self, 'seen', 0), values)
 
 
+def _in_strategy_scope(method):
+    """`method` run in the scope of the model's `distribute_strategy`, as tf.keras runs
+    `fit`, `evaluate` and `predict`."""
+    @functools.wraps(method)
+    def in_scope(self, *args, **kwargs):
+        with self.distribute_strategy.scope():
+            return method(self, *args, **kwargs)
+    return in_scope
+
+
+# Callbacks that write files or print: under a strategy of several replicas, only the chief
+# (`strategy.extended.should_checkpoint`) runs them.
+_CHIEF_CALLBACKS = (keras_callbacks.ModelCheckpoint, keras_callbacks.CSVLogger,
+                    keras_callbacks.ProgbarLogger, keras_callbacks.RemoteMonitor,
+                    keras_callbacks.TensorBoard, TensorBoard)
+
+
+def _mean_over_replicas(strategy, logs):
+    """The logs (name -> number) averaged over the replicas: every replica then decides
+    alike (`EarlyStopping`, `ReduceLROnPlateau`) and shows the global batch's values, as
+    tf.keras' replica-synchronized metrics do."""
+    logs = dict(logs)
+    names = sorted(name for name, value in logs.items() if np.ndim(value) == 0)
+    if strategy.num_replicas_in_sync == 1 or not names:
+        return logs
+    means = strategy.reduce(distribute.ReduceOp.MEAN,
+                            torch.tensor([logs[name] for name in names], dtype=torch.float64))
+    logs.update(zip(names, means.tolist()))
+    return logs
+
+
 class Model(keras.Model):
     """tf.keras 2's `Model`: Keras 2.3.1's, with `train_step`/`test_step`/`predict_step`,
     eager calls, `compiled_loss`, `compiled_metrics` and datasets (see the module docstring).
     """
 
+    def __init__(self, *args, **kwargs):
+        # A model made in a strategy's scope is trained by that strategy (tf.keras' rule).
+        self._distribution_strategy = (distribute.get_strategy() if distribute.has_strategy()
+                                       else None)
+        super(Model, self).__init__(*args, **kwargs)
+
     def _eager_steps(self):
+        """Whether `fit`, `evaluate` and `predict` run tf.keras' step loop: for overridden
+        steps, `run_eagerly`, and a strategy of several replicas (whose loop splits the
+        global batches and sums the gradients in `apply_gradients`)."""
         cls = type(self)
         return (getattr(self, '_torchk_run_eagerly', False)
                 or any(getattr(cls, name) is not getattr(Model, name)
-                       for name in ('train_step', 'test_step', 'predict_step')))
+                       for name in ('train_step', 'test_step', 'predict_step'))
+                or self.distribute_strategy.num_replicas_in_sync > 1)
 
     def compile(self, optimizer='rmsprop', loss=None, metrics=None, loss_weights=None,
                 weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
@@ -111,7 +154,10 @@ class Model(keras.Model):
         self.compiled_metrics = MetricsContainer(metrics, loss, output_names)
         if self._eager_steps():
             self.optimizer = optimizer
-            self.loss = loss
+            # What Keras' compile records and its save writes as the training configuration.
+            self.loss, self.loss_weights, self.sample_weight_mode = loss, loss_weights, None
+            self._compile_metrics = metrics
+            self._compile_weighted_metrics = weighted_metrics
             return
         self._unbuilt_while_inputs_unknown()
         with symbolic_losses():
@@ -195,7 +241,9 @@ class Model(keras.Model):
 
     @property
     def distribute_strategy(self):
-        return None
+        """The strategy the model was made in (`scope()`), else the one entered now."""
+        return (getattr(self, '_distribution_strategy', None)
+                or distribute.get_strategy())
 
     # The steps, as tf.keras 2 defines them.
     def train_step(self, data):
@@ -245,6 +293,7 @@ class Model(keras.Model):
             metric.reset_states()
 
     # Loops.
+    @_in_strategy_scope
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0., validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None,
@@ -275,12 +324,13 @@ class Model(keras.Model):
             validation_data = (_take(x, slice(split, None)), _take(y, slice(split, None)))
             x, y = _take(x, slice(0, split)), _take(y, slice(0, split))
             sample_weight = _take(sample_weight, slice(0, split))
-        train = _Batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        strategy = self.distribute_strategy
+        train = _Batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, strategy)
         val = None
         if validation_data is not None:
             val = (_Batches(*_validation_tuple(validation_data),
                             batch_size=validation_batch_size or batch_size,
-                            steps=validation_steps))
+                            steps=validation_steps, strategy=strategy))
         return self._eager_fit(train, val, epochs, verbose, callbacks, initial_epoch,
                                validation_freq)
 
@@ -307,6 +357,10 @@ class Model(keras.Model):
 
     def _eager_fit(self, train, val, epochs, verbose, callbacks, initial_epoch,
                    validation_freq):
+        strategy = self.distribute_strategy
+        if not strategy.extended.should_checkpoint:
+            verbose, callbacks = 0, [c for c in callbacks or []
+                                     if not isinstance(c, _CHIEF_CALLBACKS)]
         self.history = keras_callbacks.History()
         callback_list = keras_callbacks.CallbackList(
             ([_Progress(verbose)] if verbose else []) + list(callbacks or [])
@@ -323,12 +377,12 @@ class Model(keras.Model):
             logs = {}
             for step, batch in enumerate(train.epoch()):
                 callback_list.on_batch_begin(step, {'batch': step, 'size': 1})
-                logs = {k: _value(v) for k, v in self.train_step(
-                    batch if len(batch) > 1 else batch[0]).items()}
+                logs = {k: _value(v) for k, v in strategy.run(
+                    self.train_step, (batch if len(batch) > 1 else batch[0],)).items()}
                 callback_list.on_batch_end(step, dict(logs, batch=step, size=1))
                 if self.stop_training:
                     break
-            epoch_logs = dict(logs)
+            epoch_logs = _mean_over_replicas(strategy, logs)
             if val is not None and _runs_validation(validation_freq, epoch):
                 val_logs = self._eager_evaluate(val)
                 epoch_logs.update(('val_' + k, v) for k, v in val_logs.items())
@@ -340,17 +394,20 @@ class Model(keras.Model):
 
     def _eager_evaluate(self, batches):
         self.reset_metrics()
+        strategy = self.distribute_strategy
         logs = {}
         for batch in batches.epoch():
-            logs = self.test_step(batch if len(batch) > 1 else batch[0])
-        return {k: _value(v) for k, v in logs.items()}
+            logs = strategy.run(self.test_step, (batch if len(batch) > 1 else batch[0],))
+        return _mean_over_replicas(strategy, {k: _value(v) for k, v in logs.items()})
 
+    @_in_strategy_scope
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
         `return_dict=True` returns `{name: value}`)."""
         if self._eager_steps():
-            logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps))
+            logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps,
+                                                 self.distribute_strategy))
             if return_dict:
                 return logs
             values = list(logs.values())
@@ -385,6 +442,7 @@ class Model(keras.Model):
         result = [total / count] + [float(v) for v in outputs[1:]]
         return result if len(result) > 1 else result[0]
 
+    @_in_strategy_scope
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
         if self._eager_steps() or not self._is_graph_network and not self.built:
@@ -400,6 +458,7 @@ class Model(keras.Model):
                                           steps=_count_steps(batches), callbacks=callbacks,
                                           verbose=verbose)
 
+    @_in_strategy_scope
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         """One training step (tf.keras' `train_on_batch`)."""
@@ -410,8 +469,10 @@ class Model(keras.Model):
                     reset_metrics=reset_metrics)
         if reset_metrics:
             self.reset_metrics()
-        logs = {k: _value(v) for k, v in self.train_step(_to_tensor(
-            pack_x_y_sample_weight(x, y, sample_weight))).items()}
+        strategy = self.distribute_strategy
+        batch = strategy.split_batch(pack_x_y_sample_weight(x, y, sample_weight))
+        logs = {k: _value(v) for k, v in strategy.run(
+            self.train_step, (_to_tensor(batch),)).items()}
         if return_dict:
             return logs
         values = list(logs.values())

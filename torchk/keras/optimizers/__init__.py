@@ -24,6 +24,7 @@ import torch
 from keras import backend as K
 from keras import optimizers as keras_optimizers
 
+from ...tf import distribute
 from .. import eager
 from . import schedules
 
@@ -65,6 +66,9 @@ class Optimizer(keras_optimizers.Optimizer):
         self._excluded_from_decay_names = []
         self._torchk_given_gradients = None
         self._torchk_steps = {}
+        # An optimizer made in a strategy's scope belongs to it, as in tf.keras.
+        self._distribute_strategy = distribute.get_strategy() if distribute.has_strategy() \
+            else None
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Leaves variables out of weight decay.
@@ -88,17 +92,26 @@ class Optimizer(keras_optimizers.Optimizer):
         return id(variable) not in self._excluded_from_decay and not any(
             pattern.search(variable.name) for pattern in self._excluded_from_decay_names)
 
+    def _gradient_strategy(self):
+        """The strategy whose replicas' gradients the update combines: the one this
+        optimizer was made in, else the one entered now (`fit`'s, `strategy.run`'s)."""
+        return self._distribute_strategy or distribute.get_strategy()
+
     def get_gradients(self, loss, params):
-        """The gradients of `loss` (or those given to `apply_gradients`), clipped as tf.keras
-        clips them."""
+        """The gradients of `loss` (or those given to `apply_gradients`), combined over the
+        replicas of a `tf.distribute` strategy (given gradients summed, as tf.keras'
+        `apply_gradients` sums them; those of Keras' compiled loss averaged), then clipped as
+        tf.keras clips them."""
         grads = self._torchk_given_gradients
-        if grads is None:
+        given = grads is not None
+        if not given:
             grads = K.gradients(loss, params)
             missing = [p.name for p, g in zip(params, grads) if g is None]
             if missing:
                 raise ValueError('No gradient for variable(s) %s: the loss does not depend on '
                                  'them (an operation without gradient, or unused weights).'
                                  % missing)
+        grads = self._gradient_strategy().aggregate_gradients(grads, average=not given)
         clipnorm = getattr(self, 'clipnorm', None)
         if clipnorm:
             grads = [keras_optimizers.clip_norm(g, clipnorm, K.sqrt(K.sum(K.square(g))))
@@ -173,7 +186,7 @@ class Optimizer(keras_optimizers.Optimizer):
         if not pairs:
             raise ValueError('apply_gradients got no gradient for any of its variables.')
         variables = [v for _, v in pairs]
-        key = tuple(id(v) for v in variables)
+        key = (self._gradient_strategy(),) + tuple(id(v) for v in variables)
         if key not in self._torchk_steps:
             self._torchk_steps[key] = self._compile_step(variables)
         grads = [g.detach() if isinstance(g, torch.Tensor) else np.asarray(g)
