@@ -703,6 +703,24 @@ def equal(x, y):
 
 
 @op
+def divide_no_nan(x, y):
+    """Element-wise `x / y`, 0 where `y` is 0 (TF's `tf.math.divide_no_nan`; a mean of no
+    values in tf.keras' metrics). Not a Keras backend function: `torchk.tf` and
+    `torchk.keras` use it.
+
+    # Arguments
+        x: Tensor, variable, numpy array or number.
+        y: Tensor, variable, numpy array or number.
+
+    # Returns
+        A tensor of the promoted dtype of `x` and `y`.
+    """
+    x, y = _operands(x, y)
+    quotient = x / y
+    return torch.where(y == 0, torch.zeros_like(quotient), quotient)
+
+
+@op
 def not_equal(x, y):
     """Element-wise inequality between two tensors.
 

@@ -9,12 +9,8 @@ from keras import backend as K
 from keras import metrics as _keras_metrics
 from keras.utils import metrics_utils
 
+from .. import math_ops
 from ._facade import reexport
-
-
-def _divide_no_nan(total, count):
-    """`total / count`, 0 where `count` is 0 (TF's `divide_no_nan`)."""
-    return K.switch(K.greater(count, 0), total / count, K.zeros_like(total))
 
 
 def _mean_results_zero_before_updates():
@@ -26,11 +22,11 @@ def _mean_results_zero_before_updates():
     def result(self):
         if self.reduction == metrics_utils.Reduction.SUM:
             return keras_result(self)
-        return _divide_no_nan(self.total, self.count)
+        return math_ops.divide_no_nan(self.total, self.count)
     result.__doc__ = keras_result.__doc__
     _keras_metrics.Reduce.result = result
     _keras_metrics.RootMeanSquaredError.result = lambda self: K.sqrt(
-        _divide_no_nan(self.total, self.count))
+        math_ops.divide_no_nan(self.total, self.count))
 
 
 _mean_results_zero_before_updates()

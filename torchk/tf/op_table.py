@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from .. import core as K
+from .. import math_ops
 from . import dtypes
 from .tensors import convert_to_tensor
 
@@ -188,10 +189,6 @@ def _clip_by_norm(t, clip_norm, axes=None):
     return t * clip_norm / K.maximum(norm, clip_norm)
 
 
-def _divide_no_nan(x, y):
-    return torch.where(K.equal(y, 0), K.zeros_like(x * y), x / y)
-
-
 def _multiply_no_nan(x, y):
     return torch.where(K.equal(y, 0), K.zeros_like(x * y), x * y)
 
@@ -260,7 +257,7 @@ OPS.update({name: _binary(operator) for names, operator in [
     (('math.logical_and',), lambda x, y: torch.logical_and(x, y)),
     (('math.logical_or',), lambda x, y: torch.logical_or(x, y)),
     (('math.logical_xor',), lambda x, y: torch.logical_xor(x, y)),
-    (('math.divide_no_nan',), _divide_no_nan),
+    (('math.divide_no_nan',), math_ops.divide_no_nan),
     (('math.multiply_no_nan',), _multiply_no_nan),
 ] for name in names})
 OPS.update({name: _elementwise(function) for names, function in [

@@ -183,7 +183,7 @@ class Model(keras.Model):
             if getattr(self, '_torchk_deferred_weights', None) is not None:
                 self.build(eager.map_structure(_input_shape, args[0] if args
                                                else kwargs['inputs']))
-            elif type(self).build is Model.build:
+            elif type(self).build is Model.build and not isinstance(self, keras.Sequential):
                 self.built = True  # tf.keras builds a subclassed model by calling it
         return super(Model, self).__call__(*args, **kwargs)
 
