@@ -158,3 +158,30 @@ STRING_CASES = {
 }
 NUMBERS = {'floats': [0.5, -1.25, 3.0, 1e-7, 123456.789], 'ints': [0, -12, 345],
            'bools': [True, False]}
+
+# A directory of texts for text_dataset_from_directory: class -> file names (under
+# `<class>/`, some in a nested folder); each file holds its own path's words.
+TEXT_TREE = {'neg': ['a.txt', 'b.txt', 'c.TXT', 'deep/d.txt', 'e.txt', 'f.txt', 'g.txt'],
+             'neutral': ['h.txt', 'i.txt', 'j.txt', 'k.txt', 'l.txt'],
+             'pos': ['m.txt', 'deep/n.txt', 'o.txt', 'p.txt', 'q.txt', 'r.txt', 's.txt',
+                     't.md']}
+DIRECTORY_CASES = {
+    'training': {'validation_split': 0.3, 'subset': 'training', 'seed': 1337},
+    'validation': {'validation_split': 0.3, 'subset': 'validation', 'seed': 1337},
+    'unshuffled': {'shuffle': False, 'label_mode': 'categorical'},
+    'max_length': {'max_length': 9, 'seed': 3, 'labels': None},
+}
+
+
+def write_text_tree(root):
+    """Writes TEXT_TREE under `root` (and a hidden folder, which is skipped)."""
+    import os
+    for label, names in TEXT_TREE.items():
+        for name in names:
+            path = os.path.join(root, label, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write('%s/%s — é' % (label, name))
+    os.makedirs(os.path.join(root, '.hidden'), exist_ok=True)
+    with open(os.path.join(root, '.hidden', 'x.txt'), 'w') as f:
+        f.write('hidden')
