@@ -58,7 +58,7 @@ def as_bytes(value, argument='value'):
         TypeError: naming `argument` if `value` holds anything but strings.
     """
     if isinstance(value, StringTensor):
-        return value.numpy()
+        return value.__array__()
     if isinstance(value, (str, bytes, np.str_, np.bytes_)):
         return _object_array([_as_text_item(value, argument)], ())
     if isinstance(value, (list, tuple)):

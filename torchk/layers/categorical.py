@@ -20,6 +20,7 @@ from keras.engine.base_layer import Layer
 from .. import dtypes
 from .. import graph
 from .. import strings
+from ..saving import vocabulary as vocabulary_files
 
 __all__ = ['CategoryEncoding', 'Hashing', 'Discretization']
 
@@ -456,6 +457,23 @@ class Discretization(PreprocessingLayer):
         if self.input_bin_boundaries is None:
             self._summary = np.zeros((2, 0), dtype=np.float32)
 
+    # Saved state (`torchk.saving.weights_h5`): tf.keras saves the quantile summary as the
+    # layer's variable; the boundaries are computed from it again when it is loaded.
+    def save_own_variables(self):
+        """`{'0': the summary}` for an adapted layer (tf.keras' variable), else `{}`."""
+        return {'0': self._summary} if self.input_bin_boundaries is None else {}
+
+    def load_own_variables(self, store):
+        if self.input_bin_boundaries is None and '0' in store:
+            summary = np.asarray(store['0'], dtype=np.float32)
+            if summary.ndim != 2 or summary.shape[0] != 2:
+                raise ValueError('Discretization %r: the saved summary has shape %s, not '
+                                 '(2, n).' % (self.name, summary.shape))
+            self._summary = summary
+            if summary.size and self.num_bins:
+                self.finalize_state()
+
+
     def call(self, inputs):
         if not graph.is_symbol(inputs):
             inputs = as_tensor(inputs)
@@ -475,4 +493,8 @@ class Discretization(PreprocessingLayer):
         config = {'bin_boundaries': self.input_bin_boundaries, 'num_bins': self.num_bins,
                   'epsilon': self.epsilon, 'output_mode': self.output_mode,
                   'sparse': self.sparse}
+        if vocabulary_files.inlining() and self.input_bin_boundaries is None and (
+                self.bin_boundaries):
+            # An HDF5 file keeps the adapted boundaries as given ones (saving/vocabulary.py).
+            config.update(bin_boundaries=list(self.bin_boundaries), num_bins=None)
         return dict(super(Discretization, self).get_config(), **config)

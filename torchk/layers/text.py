@@ -299,8 +299,16 @@ class IndexLookup(PreprocessingLayer):
         indices[missing] = self._oov_buckets(keys) + self._oov_start_index()
 
     def _encode(self, indices):
-        idf = (torch.from_numpy(self._idf_weights) if self.output_mode == TF_IDF
-               and self._idf_weights is not None else None)
+        idf = None
+        if self.output_mode == TF_IDF:
+            if self._idf_weights is not None:
+                idf = torch.from_numpy(self._idf_weights)
+            elif graph.inferring():  # a model built before its saved state is loaded
+                idf = torch.zeros(self._depth())
+            else:
+                raise RuntimeError("%s %r: output_mode='tf_idf' needs IDF weights: adapt the "
+                                   "layer, or give idf_weights with the vocabulary."
+                                   % (type(self).__name__, self.name))
         return encode_categorical(indices, self.output_mode, self._depth(), self.dtype,
                                   idf_weights=idf)
 
@@ -314,30 +322,55 @@ class IndexLookup(PreprocessingLayer):
     def compute_output_shape(self, input_shape):
         return encoded_shape(input_shape, self.output_mode, self._depth())
 
-    # Saved state: tf.keras' `.keras` files keep the vocabulary as an asset file and the
-    # IDF weights as the layer's variables.
+    # Saved state (`torchk.saving.weights_h5`, "saved state"): tf.keras keeps the vocabulary
+    # as a file (`.keras`) or a table's constants (SavedModel), the IDF weights as variables.
     def save_own_variables(self):
-        """The variables a `.keras` file holds for the layer (the IDF weights)."""
-        return [self._idf_weights] if self.output_mode == TF_IDF else []
+        """The layer's variables in a `.keras` file: `{name: array}` (the IDF weights)."""
+        if self.output_mode == TF_IDF and self._idf_weights is not None:
+            return {'idf_weights': self._idf_weights}
+        return {}
 
-    def load_own_variables(self, values):
-        if self.output_mode == TF_IDF and values:
-            self._idf_weights = np.asarray(values[0], dtype=np.float32)
+    def load_own_variables(self, store):
+        """Sets the variables `save_own_variables` gives, from `{name: array}`."""
+        if self.output_mode == TF_IDF and 'idf_weights' in store:
+            self._idf_weights = np.asarray(store['idf_weights'], dtype=np.float32)
 
     def save_assets(self):
-        """The asset files of a `.keras` file: `{name: bytes}`."""
+        """The layer's asset files in a `.keras` file: `{name: bytes}` (the vocabulary,
+        unless it is in the configuration)."""
         if self.input_vocabulary:
             return {}
         return {vocabulary_files.ASSET_NAME: vocabulary_files.write(
             [str(token) for token in self.get_vocabulary()])}
 
     def load_assets(self, assets):
-        """Sets the vocabulary from asset files read by `torchk.saving` (`{name: lines}`)."""
+        """Sets the vocabulary from asset files read by `torchk.saving`: `{name: lines}`."""
         if self.input_vocabulary or vocabulary_files.ASSET_NAME not in assets:
             return
         lines = assets[vocabulary_files.ASSET_NAME]
-        values = lines if self.vocabulary_dtype == 'string' else [int(v) for v in lines]
-        self.set_vocabulary(values, idf_weights=False if self.output_mode == TF_IDF else None)
+        self._set_saved_vocabulary(lines if self.vocabulary_dtype == 'string'
+                                   else [int(v) for v in lines])
+
+    def load_table(self, keys, values):
+        """Sets the vocabulary from a SavedModel's lookup table: its keys (tokens, or indices
+        if `invert`) and values."""
+        tokens, indices = (values, keys) if self.invert else (keys, values)
+        order = np.argsort(np.asarray(indices), kind='stable')
+        self._set_saved_vocabulary([_listed(tokens[i]) for i in order.tolist()])
+
+    def _set_saved_vocabulary(self, tokens):
+        if self.input_vocabulary:
+            return
+        self.set_vocabulary(tokens, idf_weights=False if self.output_mode == TF_IDF else None)
+
+    def _inline_state(self, config):
+        """Puts the adapted vocabulary (and IDF weights) into `config`, as if given to the
+        constructor, while an HDF5 file is written (`vocabulary_files.inlining`)."""
+        if vocabulary_files.inlining() and config['vocabulary'] is None and self._tokens:
+            config['vocabulary'] = self.get_vocabulary()
+            if self.output_mode == TF_IDF and self._idf_weights is not None:
+                config['idf_weights'] = self._idf_weights[:self.vocabulary_size()].tolist()
+        return config
 
     def get_config(self):
         config = {
@@ -347,7 +380,7 @@ class IndexLookup(PreprocessingLayer):
             'sparse': self.sparse, 'pad_to_max_tokens': self.pad_to_max_tokens,
             'vocabulary_dtype': self.vocabulary_dtype, 'idf_weights': self.input_idf_weights,
             'vocabulary': self.input_vocabulary, 'vocabulary_size': self._frozen_vocab_size}
-        return dict(super(IndexLookup, self).get_config(), **config)
+        return self._inline_state(dict(super(IndexLookup, self).get_config(), **config))
 
 
 def _listed(value):
@@ -727,17 +760,24 @@ class TextVectorization(PreprocessingLayer):
         """Sets the vocabulary and IDF weights (see `StringLookup.set_vocabulary`)."""
         self._lookup_layer.set_vocabulary(vocabulary, idf_weights=idf_weights)
 
+    # Saved state: the lookup layer's, which tf.keras also writes under `_lookup_layer`.
+    saved_sublayers = ('_lookup_layer',)
+
     def save_own_variables(self):
         return self._lookup_layer.save_own_variables()
 
-    def load_own_variables(self, values):
-        self._lookup_layer.load_own_variables(values)
+    def load_own_variables(self, store):
+        self._lookup_layer.load_own_variables(store)
 
     def save_assets(self):
         return self._lookup_layer.save_assets()
 
     def load_assets(self, assets):
         self._lookup_layer.load_assets(assets)
+
+    def load_table(self, keys, values):
+        self._lookup_layer.load_table(keys, values)
+
 
     def get_config(self):
         lookup = self._lookup_layer
@@ -750,7 +790,7 @@ class TextVectorization(PreprocessingLayer):
             'ragged': self._ragged, 'vocabulary': lookup.input_vocabulary,
             'idf_weights': lookup.input_idf_weights, 'encoding': self._encoding,
             'vocabulary_size': self.vocabulary_size()}
-        return dict(super(TextVectorization, self).get_config(), **config)
+        return lookup._inline_state(dict(super(TextVectorization, self).get_config(), **config))
 
     @classmethod
     def from_config(cls, config):

@@ -6,13 +6,22 @@ file given as `vocabulary=` to a layer. Whichever the source, its text goes thro
 its size is checked against `MAX_BYTES` and charged to the load's memory budget
 (`validation.charge`) before it is decoded, and text that is not UTF-8 is a ModelFileError
 naming the file. A vocabulary is only ever data: nothing in it is evaluated.
+
+Keras 2's HDF5 files have no place for state beyond weights: while one is written
+(`inlining_state`), the text and categorical layers put their adapted vocabulary, IDF weights
+or boundaries into their configuration, as if given to their constructor (tf.keras refuses to
+write such layers to HDF5; it reads these files, as torchk does).
 """
+import contextlib
+import contextvars
 import os
 
 from . import validation
 from .errors import ModelFileError
 
 ASSET_NAME = 'vocabulary.txt'
+
+_INLINING = contextvars.ContextVar('torchk_inlining_state', default=False)
 
 MAX_BYTES = 2 ** 30
 """The largest vocabulary file read (a vocabulary of a million tokens takes ~10 MB)."""
@@ -66,3 +75,18 @@ def read_file(path):
 def write(tokens):
     """A vocabulary file's bytes, as tf.keras writes it: the tokens joined by newlines."""
     return '\n'.join(tokens).encode('utf-8')
+
+
+@contextlib.contextmanager
+def inlining_state():
+    """Inside, `inlining()` is True: configurations carry the layers' adapted state."""
+    token = _INLINING.set(True)
+    try:
+        yield
+    finally:
+        _INLINING.reset(token)
+
+
+def inlining():
+    """Whether a configuration written now should carry adapted state (`inlining_state`)."""
+    return _INLINING.get()
