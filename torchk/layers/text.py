@@ -35,6 +35,10 @@ CHARACTER = 'character'
 _PUNCTUATION = string.punctuation.encode('ascii')
 _OOV = -2  # a lookup's mark for tokens not in the vocabulary, before OOV buckets
 _DROPPED = -1  # an index encodings ignore: the mask token outside 'int' mode
+# Between the strings of a batch split at once (`TextVectorization._whitespace_indices`): a
+# token no string holds (checked), looked up as `_SEPARATOR_INDEX`.
+_SEPARATOR = b'\x00'
+_SEPARATOR_INDEX = -3
 
 
 def _output_modes(output_mode):
@@ -275,16 +279,29 @@ class IndexLookup(PreprocessingLayer):
         self._documents = 0
 
     # Lookups.
-    def host_indices(self, keys):
-        """The indices of a flat list of keys (numpy int64): OOV keys in their bucket, the
-        mask token at 0 ('int') or -1 (dropped by the encodings).
+    def host_indices(self, keys, count=None, separated=False):
+        """The indices of keys (numpy int64): OOV keys in their bucket, the mask token at 0
+        ('int') or -1 (dropped by the encodings).
+
+        # Arguments
+            keys: a list of keys, or an iterable of `count` keys.
+            separated: whether `_SEPARATOR` keys separate strings (`_SEPARATOR_INDEX`); the
+                caller has checked that no token is one.
 
         # Raises
             ValueError: for an OOV key when `num_oov_indices` is 0.
         """
+        if self.num_oov_indices != 1:
+            keys = list(keys)
+        count = len(keys) if count is None else count
         oov = self._oov_start_index() if self.num_oov_indices == 1 else _OOV
-        indices = np.fromiter(map(self._index.get, keys, itertools.repeat(oov, len(keys))),
-                              dtype=np.int64, count=len(keys))
+        index = self._index
+        if separated:
+            if 'separated' not in self._tables:
+                self._tables['separated'] = {**self._index, _SEPARATOR: _SEPARATOR_INDEX}
+            index = self._tables['separated']
+        indices = np.fromiter(map(index.get, keys, itertools.repeat(oov, count)),
+                              dtype=np.int64, count=count)
         if self.num_oov_indices != 1:
             missing = np.flatnonzero(indices == _OOV)
             if missing.size:
@@ -671,8 +688,8 @@ class TextVectorization(PreprocessingLayer):
             return strings.as_bytes(result, 'the result of standardize').ravel().tolist()
         return text
 
-    def _preprocess(self, inputs):
-        """`(rows of tokens or None, the standardized strings, the batch shape)` of text."""
+    def _standardized_batch(self, inputs):
+        """`(the standardized strings, a list of bytes; the batch shape)` of text."""
         array = strings.as_bytes(inputs, 'inputs')
         shape = array.shape
         if self._split is not None and array.ndim > 1:
@@ -680,9 +697,10 @@ class TextVectorization(PreprocessingLayer):
                 raise ValueError('TextVectorization: to split text the input must have rank 1 '
                                  'or a last dimension of 1; got shape %s.' % (array.shape,))
             shape = array.shape[:-1]
-        text = self._standardized(array.ravel().tolist())
-        if self._split is None:
-            return None, text, array.shape
+        return self._standardized(array.ravel().tolist()), shape
+
+    def _token_rows(self, text):
+        """The tokens (n-grams) of each standardized string."""
         if self._split == WHITESPACE:
             rows = [s.split() for s in text]
         elif self._split == CHARACTER:
@@ -693,7 +711,7 @@ class TextVectorization(PreprocessingLayer):
             rows = strings.token_rows(result, 'the result of split')
         if self._ngrams is not None:
             rows = strings.ngram_rows(rows, self._ngrams)
-        return rows, text, shape
+        return rows
 
     def call(self, inputs):
         self._lookup_layer._ensure_known_vocab_size()
@@ -703,19 +721,25 @@ class TextVectorization(PreprocessingLayer):
                              dynamic_axes=(-1,) if ragged else ())
 
     def _vectorize(self, inputs):
-        rows, text, shape = self._preprocess(inputs)
-        if rows is None:
+        text, shape = self._standardized_batch(inputs)
+        if self._split is None:
             if self._output_mode is None:
                 return strings.as_bytes(text).reshape(shape)
             return self._lookup_layer._lookup(strings.as_bytes(text).reshape(shape))
-        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-        flat = list(itertools.chain.from_iterable(rows))
         if self._output_mode is None:
-            width = int(lengths.max(initial=0))
+            rows = self._token_rows(text)
+            width = max(map(len, rows), default=0)
             padded = [row + [b''] * (width - len(row)) for row in rows]
             return strings.as_bytes(padded if rows else np.empty((0, 0), object)).reshape(
                 shape + (width,))
-        indices = self._lookup_layer.host_indices(flat)
+        if (self._split == WHITESPACE and self._ngrams is None
+                and not any(_SEPARATOR in s for s in text)):
+            indices, lengths = self._whitespace_indices(text)
+        else:
+            rows = self._token_rows(text)
+            lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+            indices = self._lookup_layer.host_indices(itertools.chain.from_iterable(rows),
+                                                      int(lengths.sum()))
         if self._output_mode == INT:
             width = (self._output_sequence_length if self._output_sequence_length is not None
                      else int(lengths.max(initial=0)))
@@ -726,6 +750,17 @@ class TextVectorization(PreprocessingLayer):
         matrix = _padded(indices, lengths, width, _DROPPED).reshape(shape + (width,))
         return self._lookup_layer._encode(torch.from_numpy(matrix).to(graph.target_device()))
 
+    def _whitespace_indices(self, text):
+        """`(indices, tokens per string)` of whitespace-split strings, split and looked up
+        as one batch: the strings joined with `_SEPARATOR` tokens between them. The same
+        indices as a split per string, without a list per string (whose garbage collection
+        cost more than the split)."""
+        tokens = (b' ' + _SEPARATOR + b' ').join(text).split()
+        indices = self._lookup_layer.host_indices(tokens, separated=True)
+        separators = np.flatnonzero(indices == _SEPARATOR_INDEX)
+        bounds = np.concatenate(([-1], separators, [len(indices)]))
+        return np.delete(indices, separators), np.diff(bounds) - 1
+
     def compute_output_shape(self, input_shape):
         if self._output_mode == INT:
             return (input_shape[0], self._output_sequence_length)
@@ -735,11 +770,16 @@ class TextVectorization(PreprocessingLayer):
 
     # Adapting and the vocabulary.
     def update_state(self, data):
-        rows, text, shape = self._preprocess(data)
-        if rows is None:
-            self._lookup_layer.update_state(strings.as_bytes(text).reshape(shape))
+        text, shape = self._standardized_batch(data)
+        lookup = self._lookup_layer
+        if self._split is None:
+            lookup.update_state(strings.as_bytes(text).reshape(shape))
+        elif (self._split == WHITESPACE and self._ngrams is None
+              and lookup.output_mode != TF_IDF):
+            # Only counts matter, not documents: one split of the whole batch is faster.
+            lookup.update_rows([b' '.join(text).split()])
         else:
-            self._lookup_layer.update_rows(rows)
+            lookup.update_rows(self._token_rows(text))
 
     def finalize_state(self):
         self._lookup_layer.finalize_state()
@@ -807,8 +847,12 @@ def _padded(indices, lengths, width, fill):
     """Rows of `indices` (flat, with `lengths`) in a `(rows, width)` int64 matrix, cut or
     filled with `fill`."""
     matrix = np.full((len(lengths), width), fill, dtype=np.int64)
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    columns = np.arange(len(indices)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    kept = columns < width
-    matrix[rows[kept], columns[kept]] = indices[kept]
+    starts = np.cumsum(lengths) - lengths
+    # Each index's place in the flat matrix: its position in the row plus the row's offset.
+    places = np.arange(len(indices)) + np.repeat(np.arange(len(lengths)) * width - starts,
+                                                 lengths)
+    if lengths.max(initial=0) > width:
+        kept = (places - np.repeat(np.arange(len(lengths)) * width, lengths)) < width
+        places, indices = places[kept], indices[kept]
+    matrix.reshape(-1)[places] = indices
     return matrix
