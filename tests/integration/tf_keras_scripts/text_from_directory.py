@@ -21,6 +21,8 @@ filler = ('the film story actor plot scene camera music it was a and of to this 
 
 
 def review(label):
+    if rng.rand() < 0.08:  # a mislabeled review
+        label = 1 - label
     words = list(rng.choice(filler, rng.randint(15, 40)))
     for _ in range(rng.randint(3, 7)):
         words.insert(rng.randint(len(words) + 1), rng.choice(good if label else bad))
