@@ -17,6 +17,8 @@ import string
 import numpy as np
 import torch
 
+from keras import backend as K
+
 from .. import graph
 from .. import strings
 from ..saving import vocabulary as vocabulary_files
@@ -91,7 +93,7 @@ class IndexLookup(PreprocessingLayer):
         self.input_vocabulary = _listed(vocabulary)
         self.input_idf_weights = _listed(idf_weights)
         self._tokens = []
-        self._idf_weights = None
+        self._idf_variable = None
         self._tables = {}
         self.reset_state()
         self._index_tokens()
@@ -219,6 +221,28 @@ class IndexLookup(PreprocessingLayer):
         if self.output_mode == TF_IDF and idf_weights is not False:
             self._set_idf_weights(idf_weights, len(keys), found_special)
 
+    @property
+    def _idf_weights(self):
+        """The IDF weights ('tf_idf'): a numpy float32 array, or None before they are set.
+        They are the layer's non-trainable weight `idf_weights`, as in tf.keras (a Keras 2
+        HDF5 file holds them as the layer's weight), remade when their size changes."""
+        if self._idf_variable is None:
+            return None
+        return np.asarray(K.get_value(self._idf_variable), dtype=np.float32)
+
+    @_idf_weights.setter
+    def _idf_weights(self, weights):
+        weights = np.asarray(weights, dtype=np.float32)
+        variable = self._idf_variable
+        if variable is None or tuple(variable.shape) != weights.shape:
+            if variable is not None:
+                self._non_trainable_weights = [w for w in self._non_trainable_weights
+                                               if w is not variable]
+            variable = self.add_weight(name='idf_weights', shape=weights.shape,
+                                       initializer='zeros', trainable=False)
+            self._idf_variable = variable
+        K.set_value(variable, weights)
+
     def _set_idf_weights(self, idf_weights, count, found_special):
         weights = np.asarray(_listed(idf_weights), dtype=np.float64)
         if weights.ndim != 1 or len(weights) != count:
@@ -318,8 +342,8 @@ class IndexLookup(PreprocessingLayer):
     def _encode(self, indices):
         idf = None
         if self.output_mode == TF_IDF:
-            if self._idf_weights is not None:
-                idf = torch.from_numpy(self._idf_weights)
+            if self._idf_variable is not None:
+                idf = self._idf_variable.detach()
             elif graph.inferring():  # a model built before its saved state is loaded
                 idf = torch.zeros(self._depth())
             else:

@@ -445,7 +445,7 @@ def _network_groups(network, path, groups):
                             weights_h5._child_paths(layers_path, network.layers, {})):
         if isinstance(layer, Network):
             _network_groups(layer, child, groups)
-        elif layer.weights:
+        elif layer.weights and not hasattr(layer, 'save_own_variables'):
             groups.extend(_layer_groups(layer, child))
 
 

@@ -223,8 +223,8 @@ def _layer_weights(model, graph, keras_nodes, keras_version):
     result = []
     loaded = set()
     for layer in model.layers:
-        if not layer.weights:
-            continue
+        if not layer.weights or hasattr(layer, 'load_own_variables'):
+            continue  # no weights, or saved state (_load_layer_states)
         if layer.name not in saved_layers:
             raise ModelFileError(graph.path, 'the model\'s layer %r has weights but the '
                                  'checkpoint has no layer of that name' % layer.name)
@@ -252,9 +252,10 @@ def _layer_weights(model, graph, keras_nodes, keras_version):
                                          value.shape))
             source = variable_nodes[i] if same_count else None
             result.append((weight, value, source))
+    stateful = {layer.name for layer in model.layers if hasattr(layer, 'load_own_variables')}
     for name, node_id in saved_layers.items():
         variables = graph.children(node_id).get('variables')
-        if name not in loaded and variables is not None and graph.items(variables):
+        if name not in loaded | stateful and variables is not None and graph.items(variables):
             raise ModelFileError(graph.path, 'the checkpoint has weights for a layer %r, which '
                                  'the model does not have' % name)
     return result

@@ -17,7 +17,8 @@ Saved state: the text and categorical layers (`torchk.layers.text`, `.categorica
 zip's `assets/<group>/vocabulary.txt`). Such a layer has `save_own_variables()` and
 `save_assets()` (`{name: array}`, `{name: bytes}`), `load_own_variables(store)` and
 `load_assets({name: lines})`, and may list in `saved_sublayers` the attributes under which
-tf.keras writes the same state again (`TextVectorization._lookup_layer`). Their variables are
+tf.keras writes the same state again (`TextVectorization._lookup_layer`); its Keras weights
+(the IDF weights) are part of that state, not read as numbered `vars`. Their variables are
 read with `vocabulary.MAX_BYTES` as the size limit and charged to the load's memory budget.
 """
 import re
@@ -256,10 +257,10 @@ def _load_network(network, path, reader, class_names, pairs, assets):
                             _child_paths(layers_path, network.layers, class_names)):
         if isinstance(layer, Network):
             _load_network(layer, child, reader, class_names, pairs, assets)
-        elif layer.weights:
-            _load_layer(layer, child, reader, pairs)
         elif hasattr(layer, 'load_own_variables'):
             _load_state(layer, child, reader, assets)
+        elif layer.weights:
+            _load_layer(layer, child, reader, pairs)
 
 
 def saved_state_paths(layer, path):
