@@ -159,6 +159,53 @@ STRING_CASES = {
 NUMBERS = {'floats': [0.5, -1.25, 3.0, 1e-7, 123456.789], 'ints': [0, -12, 345],
            'bools': [True, False]}
 
+
+def layer_arguments(arguments, tf):
+    """A case's constructor arguments: functions made with `tf`, `ngrams` a tuple."""
+    return {k: FUNCTIONS[v['function']](tf) if isinstance(v, dict) else
+            tuple(v) if k == 'ngrams' and isinstance(v, list) else v
+            for k, v in arguments.items()}
+
+
+def adapt_data(data):
+    """A case's adapt data as an array ('normal:N': N seeded normal float32 numbers)."""
+    import numpy as np
+    if isinstance(data, str) and data.startswith('normal:'):
+        return np.random.default_rng(0).normal(size=int(data[7:])).astype('float32')
+    return np.array(data)
+
+
+def string_argument(value, tf):
+    """A `tf.strings` case's argument: 'split:CORPUS' the split corpus, a NUMBERS name that
+    tensor, else itself."""
+    if value == 'split:CORPUS':
+        return tf.strings.split(CORPUS)
+    if value in NUMBERS:
+        dtype = {'floats': 'float32', 'ints': 'int64', 'bools': 'bool'}[value]
+        return tf.constant(NUMBERS[value], dtype=dtype)
+    return value
+
+
+def plain(value, to_lists):
+    """Outputs as JSON data: `to_lists(value)` turns a framework's tensors (and ragged
+    tensors) into lists or arrays, then arrays become lists, `bytes` text (invalid UTF-8 as
+    `\\x` escapes), numpy scalars Python numbers, functions their names."""
+    import numpy as np
+    value = to_lists(value)
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [plain(v, to_lists) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v, to_lists) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.decode('utf-8', 'backslashreplace')
+    if isinstance(value, np.generic):
+        return value.item()
+    if callable(value):
+        return getattr(value, '__name__', 'function')
+    return value
+
 # A directory of texts for text_dataset_from_directory: class -> file names (under
 # `<class>/`, some in a nested folder); each file holds its own path's words.
 TEXT_TREE = {'neg': ['a.txt', 'b.txt', 'c.TXT', 'deep/d.txt', 'e.txt', 'f.txt', 'g.txt'],

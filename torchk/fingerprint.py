@@ -93,22 +93,22 @@ def _len_0_to_16(data, length):
     return result
 
 
-def _len_17_to_32(data, length):
+def _first_and_last_words(data, length, first_factor):
+    """`mul, a, b, c, d` of the 17-32 and 33-64 byte kernels: the first two words and the
+    last two, mixed (the first with `first_factor`)."""
     mul = _K2 + length.astype(np.uint64) * _u64(2)
-    a = data.fetch(0) * _K1
-    b = data.fetch(8)
-    c = data.fetch(length - 8) * mul
-    d = data.fetch(length - 16) * _K2
+    return (mul, data.fetch(0) * first_factor, data.fetch(8), data.fetch(length - 8) * mul,
+            data.fetch(length - 16) * _K2)
+
+
+def _len_17_to_32(data, length):
+    mul, a, b, c, d = _first_and_last_words(data, length, _K1)
     return _hash_len16(_rotate(a + b, 43) + _rotate(c, 30) + d,
                        a + _rotate(b + _K2, 18) + c, mul)
 
 
 def _len_33_to_64(data, length):
-    mul = _K2 + length.astype(np.uint64) * _u64(2)
-    a = data.fetch(0) * _K2
-    b = data.fetch(8)
-    c = data.fetch(length - 8) * mul
-    d = data.fetch(length - 16) * _K2
+    mul, a, b, c, d = _first_and_last_words(data, length, _K2)
     y = _rotate(a + b, 43) + _rotate(c, 30) + d
     z = _hash_len16(y, a + _rotate(b + _K2, 18) + c, mul)
     e = data.fetch(16) * mul

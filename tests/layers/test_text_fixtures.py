@@ -26,37 +26,19 @@ LAYERS = _load('layers.json')
 STRINGS = _load('strings.json')
 
 
-def _plain(value):
-    """Outputs as the fixture script writes them: lists, text decoded."""
-    if isinstance(value, tf.strings.strings.RaggedStrings):
-        value = value.to_list()
+def _lists(value):
+    if isinstance(value, (tf.strings.strings.RaggedStrings)):
+        return value.to_list()
     if isinstance(value, tf.strings.strings.StringTensor):
-        value = value.numpy()
+        return value.numpy()
     if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, bytes):
-        return value.decode('utf-8', 'backslashreplace')
-    if callable(value):
-        return value.__name__
+        return value.detach().cpu().numpy()
     return value
 
 
-def _arguments(arguments):
-    return {k: text_cases.FUNCTIONS[v['function']](tf) if isinstance(v, dict) else
-            tuple(v) if k == 'ngrams' and isinstance(v, list) else v
-            for k, v in arguments.items()}
-
-
-def _adapt_data(data):
-    if isinstance(data, str) and data.startswith('normal:'):
-        return np.random.default_rng(0).normal(size=int(data[7:])).astype('float32')
-    return np.array(data)
+def _plain(value):
+    """Outputs as the fixture script writes them: lists, text decoded."""
+    return text_cases.plain(value, _lists)
 
 
 def _has_floats(value):
@@ -78,9 +60,9 @@ def _assert_same(ours, theirs, what):
 def test_layer_matches_tensorflow(name):
     class_name, arguments, data, batch_size, inputs = text_cases.LAYER_CASES[name]
     expected = LAYERS[name]
-    layer = getattr(keras.layers, class_name)(**_arguments(arguments))
+    layer = getattr(keras.layers, class_name)(**text_cases.layer_arguments(arguments, tf))
     if data is not None:
-        layer.adapt(_adapt_data(data), batch_size=batch_size)
+        layer.adapt(text_cases.adapt_data(data), batch_size=batch_size)
     output = layer(np.array(inputs))
     _assert_same(output, expected['output'], 'output')
     dtype = output.dtype if isinstance(output, tf.strings.strings.StringTensor) else (
@@ -98,19 +80,10 @@ def test_layer_matches_tensorflow(name):
     assert config == theirs
 
 
-def _string_argument(value):
-    if value == 'split:CORPUS':
-        return tf.strings.split(text_cases.CORPUS)
-    if value in text_cases.NUMBERS:
-        dtype = {'floats': 'float32', 'ints': 'int64', 'bools': 'bool'}[value]
-        return tf.constant(text_cases.NUMBERS[value], dtype=dtype)
-    return value
-
-
 @pytest.mark.parametrize('name', sorted(text_cases.STRING_CASES))
 def test_tf_strings_matches_tensorflow(name):
     function, args, kwargs = text_cases.STRING_CASES[name]
-    args = [_string_argument(a) if isinstance(a, str) else a for a in args]
+    args = [text_cases.string_argument(a, tf) if isinstance(a, str) else a for a in args]
     if function == 'join':
         args = [[tf.constant(part) for part in args[0]]]
     _assert_same(getattr(tf.strings, function)(*args, **kwargs), STRINGS[name], name)
