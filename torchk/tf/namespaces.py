@@ -83,6 +83,10 @@ def tf_op(key, path):
         text_result = text_ops.host_op(key, args, kwargs)
         if text_result is not NotImplemented:
             return text_result
+        if args and converts and not takes_list and text_ops.is_text(args[0]):
+            raise TypeError('tf.%s does not take text (a string tensor): text stays on the '
+                            'host, where tf.strings and the shape ops compute on it; turn it '
+                            'into numbers first (tf.strings.to_number, a text layer).' % path)
         args, kwargs = eager(args), eager(kwargs)
         if converts:
             if args:

@@ -7,6 +7,11 @@ from .. import strings
 from .tensors import convert_to_tensor
 
 
+def is_text(value):
+    """Whether `value` is text (`torchk.strings.is_text`)."""
+    return strings.is_text(value)
+
+
 def as_text(result):
     """A numpy array of text as a `StringTensor`; anything else as it is."""
     if isinstance(result, np.ndarray) and result.dtype == object:
