@@ -224,7 +224,7 @@ class SymbolicOperators:
 def _operand(value, like):
     """Nested lists and tuples of numbers (`x - [[1., 2., 3.]]`) become constants of `like`'s
     dtype, as TF converts the other operand of a binary operator."""
-    if isinstance(value, (list, tuple)) and not _contains_symbol(value):
+    if isinstance(value, (list, tuple)) and not contains_symbol(value):
         return torch.as_tensor(np.asarray(value), dtype=dtypes.to_torch(like.dtype),
                                device=config.device())
     return value
@@ -390,15 +390,16 @@ def set_evaluator(evaluator):
     _evaluator = evaluator
 
 
-def _contains_symbol(value):
+def contains_symbol(value):
+    """True if a Keras symbol is anywhere in `value` (nested lists, tuples, dicts, slices)."""
     if isinstance(value, SymbolicOperators):
         return True
     if isinstance(value, (list, tuple)):
-        return any(_contains_symbol(v) for v in value)
+        return any(contains_symbol(v) for v in value)
     if isinstance(value, dict):
-        return any(_contains_symbol(v) for v in value.values())
+        return any(contains_symbol(v) for v in value.values())
     if isinstance(value, slice):
-        return _contains_symbol((value.start, value.stop, value.step))
+        return contains_symbol((value.start, value.stop, value.step))
     return False
 
 
@@ -444,7 +445,7 @@ def op(fn=None, *, dynamic_axes=()):
 
     @functools.wraps(fn)
     def dispatch(*args, **kwargs):
-        if _contains_symbol(args) or (kwargs and _contains_symbol(kwargs)):
+        if contains_symbol(args) or (kwargs and contains_symbol(kwargs)):
             return record(fn, args, kwargs, dynamic_axes=dynamic_axes)
         return fn(*args, **kwargs)
     return dispatch

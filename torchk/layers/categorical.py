@@ -126,15 +126,9 @@ def as_tensor(value, dtype=None):
 def run_or_record(function, *args, dynamic_axes=()):
     """`function(*args)` now, or recorded as one node of the graph if an argument is a Keras
     symbol (`dynamic_axes`: the output axes whose sizes depend on the values)."""
-    if any(graph.is_symbol(a) for a in args):
+    if graph.contains_symbol(args):
         return graph.record(function, args, dynamic_axes=dynamic_axes)
     return function(*args)
-
-
-def _is_symbolic(value):
-    if isinstance(value, (list, tuple)):
-        return any(_is_symbolic(v) for v in value)
-    return graph.is_symbol(value)
 
 
 class ValueLayer(Layer):
@@ -143,7 +137,7 @@ class ValueLayer(Layer):
     symbols it builds the graph as any layer does."""
 
     def __call__(self, inputs, *args, **kwargs):
-        if _is_symbolic(inputs) or any(_is_symbolic(v) for v in kwargs.values()):
+        if graph.contains_symbol((inputs, args, kwargs)):
             return super(ValueLayer, self).__call__(inputs, *args, **kwargs)
         kwargs.pop('training', None)
         kwargs.pop('mask', None)
