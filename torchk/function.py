@@ -8,6 +8,7 @@ from . import config
 from . import dtypes
 from . import graph
 from . import program
+from . import strings
 from .passes import compiled
 from .passes import folding
 from .passes import phase
@@ -120,6 +121,10 @@ def convert_feed(symbol, value, position, device):
     if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
         return sparse_tensor(value, symbol._torch_dtype, device)
     expected_dtype = symbol._torch_dtype
+    if expected_dtype is dtypes.STRING:
+        value = strings.as_bytes(value, _describe(symbol, position))
+        _check_feed_shape(symbol, value.shape, position)
+        return value
     if isinstance(value, torch.Tensor):
         given_shape = tuple(value.shape)
     else:
@@ -128,6 +133,15 @@ def convert_feed(symbol, value, position, device):
         if value.dtype not in _TORCH_NUMPY_DTYPES:
             value = _numeric_feed(symbol, value, position)
         given_shape = value.shape
+    _check_feed_shape(symbol, given_shape, position)
+    if device.type == 'cuda' and not isinstance(value, torch.Tensor):
+        # Page-locked host memory lets the copy to the GPU run asynchronously.
+        host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
+        return host.to(device, non_blocking=True)
+    return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+def _check_feed_shape(symbol, given_shape, position):
     expected_shape = symbol._static_shape
     if expected_shape is not None and (
             len(given_shape) != len(expected_shape)
@@ -135,11 +149,6 @@ def convert_feed(symbol, value, position, device):
         raise ValueError('Cannot feed a value of shape %s to %s, which has shape %s.'
                          % (format_shape(given_shape), _describe(symbol, position),
                             format_shape(expected_shape)))
-    if device.type == 'cuda' and not isinstance(value, torch.Tensor):
-        # Page-locked host memory lets the copy to the GPU run asynchronously.
-        host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
-        return host.to(device, non_blocking=True)
-    return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
 
 
 def _numeric_feed(symbol, value, position):
@@ -273,8 +282,8 @@ class Function:
                 value.dtype, value.shape, value.strides, device):
             return torch.from_numpy(value)
         feed = convert_feed(self.inputs[position], value, position, device)
-        shares = (type(value) is np.ndarray and device.type == 'cpu' and value.size
-                  and feed.layout == torch.strided and feed.data_ptr() == value.ctypes.data
+        shares = (type(value) is np.ndarray and isinstance(feed, torch.Tensor)
+                  and device.type == 'cpu' and value.size and feed.layout == torch.strided and feed.data_ptr() == value.ctypes.data
                   and feed.numpy().dtype == value.dtype)
         self._accepted[position] = (value.dtype, value.shape, value.strides,
                                     device) if shares else None

@@ -39,7 +39,10 @@ numbering unless stated):
 - `keras.callbacks.TensorBoard` is `torchk.callbacks.TensorBoard` (Keras' own needs
   TensorFlow); `keras.utils.multi_gpu_model` (TensorFlow only) raises a ValueError that
   points to `torchk.distributed`; `Flatten` and `Reshape` report plain `int` output
-  dimensions instead of numpy integers (`model.summary()` printed `np.int64(12)`).
+  dimensions instead of numpy integers (`model.summary()` printed `np.int64(12)`);
+  `Flatten` takes inputs of rank 1 and 2 as tf.keras' does (`(batch, n)` stays, `(batch,)`
+  becomes `(batch, 1)`), where Keras 2.3.1 asks for rank 3 (layers/core.py:494): tf.keras
+  models flatten the `(batch, classes)` encodings of the lookup layers.
 - The numpy names of Keras 2 era user code that numpy 1.24 and 2.0 removed (`np.float`,
   `np.int`, `np.bool`, `np.object`, `np.str`, `np.long`, `np.unicode`, `np.complex`,
   `np.float_`, `np.NaN`, `np.alltrue`, ...; `_NUMPY_1_NAMES`) come back, where missing,
@@ -457,9 +460,22 @@ def _plain_int_output_shapes(core):
         layer_class.compute_output_shape = compute_output_shape
 
 
+def _flatten_any_rank(core):
+    """`Flatten` of inputs of rank 1 or 2 (tf.keras'), where Keras 2.3.1's input spec asks
+    for rank 3 (layers/core.py:494); its computation already flattens any rank."""
+    keras_init = core.Flatten.__init__
+
+    @functools.wraps(keras_init)
+    def __init__(self, *args, **kwargs):
+        keras_init(self, *args, **kwargs)
+        self.input_spec = core.InputSpec(min_ndim=1)
+    core.Flatten.__init__ = __init__
+
+
 def _patch_layers_core(core):
     _infer_lambda_output_shapes(core)
     _plain_int_output_shapes(core)
+    _flatten_any_rank(core)
     from .saving import safe_mode
     safe_mode.install(core)
 

@@ -147,7 +147,8 @@ def test_element_spec():
 def test_from_tensors_and_strings():
     assert [e.tolist() for e in Dataset.from_tensors(X[:2])] == [X[:2].tolist()]
     words = list(Dataset.from_tensor_slices(['a', 'bc']))
-    assert [str(w) for w in words] == ['a', 'bc']
+    assert [w.numpy() for w in words] == [b'a', b'bc']  # string tensors: TF's bytes
+    assert words[0].dtype == tf.string
 
 
 def test_missing_names_point_at_the_document():

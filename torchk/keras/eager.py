@@ -4,7 +4,8 @@ In tf.keras 2 `model(x)` on a tensor computes at once, and a `train_step` or a
 `GradientTape` loop differentiates the result. Keras 2.3.1 layers only build graphs, so an
 eager call here is: the object called once on symbolic inputs shaped like the values (batch
 size unknown), the graph compiled into a program (cached per input signature and learning
-phase), and the program run on the values with autograd. The results are torch tensors
+phase), and the program run on the values with autograd. Text (string tensors, arrays of
+strings) is fed to string placeholders, whose host stage runs first (docs/ARCHITECTURE.md). The results are torch tensors
 connected to the variables (`torch.nn.Parameter`s), so `torch.autograd.grad` (and
 `tf.GradientTape`) reach the weights. In training mode the layer's updates (batch-norm
 moving statistics) are applied after the call, and the losses it adds (`add_loss`,
@@ -35,6 +36,7 @@ from .. import config
 from .. import function
 from .. import graph
 from .. import program
+from .. import strings
 from ..variables import Variable
 
 _installed = False
@@ -42,11 +44,13 @@ _tracing = threading.local()
 
 
 def is_eager(value):
-    """True if `value` (nested lists, tuples, dicts) holds tensors or arrays and no symbol."""
+    """True if `value` (nested lists, tuples, dicts) holds tensors or arrays (of numbers or
+    text) and no symbol."""
     found = leaves(value)
     return bool(found) and all(
-        isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number)) and not graph.is_symbol(v)
-        for v in found) and any(isinstance(v, (torch.Tensor, np.ndarray)) for v in found)
+        isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number, strings.StringTensor))
+        and not graph.is_symbol(v) for v in found) and any(
+        isinstance(v, (torch.Tensor, np.ndarray, strings.StringTensor)) for v in found)
 
 
 def leaves(value):
@@ -72,6 +76,8 @@ def map_structure(fn, value):
 def _dtype_name(value):
     if isinstance(value, torch.Tensor):
         return str(value.dtype).replace('torch.', '')
+    if strings.is_text(value):
+        return 'string'
     dtype = np.asarray(value).dtype
     return K.floatx() if dtype == np.float64 else dtype.name
 
@@ -132,6 +138,8 @@ class Program:
 def _tensor(value):
     if isinstance(value, torch.Tensor):
         return value
+    if strings.is_text(value):
+        return strings.as_bytes(value)
     value = np.asarray(value)
     if value.dtype == np.float64:
         value = value.astype(K.floatx())

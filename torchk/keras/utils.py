@@ -1,5 +1,6 @@
 """`tf.keras.utils`: Keras 2.3.1's (`to_categorical`, `Sequence`, `plot_model`, `get_file`,
-...) and tf.keras 2's `set_random_seed`."""
+...) and tf.keras 2's `set_random_seed`, `image_dataset_from_directory` and
+`text_dataset_from_directory`."""
 import random
 
 import numpy as np
@@ -28,6 +29,12 @@ def image_dataset_from_directory(*args, **kwargs):
     """See `torchk.keras.preprocessing.image_dataset_from_directory`."""
     from . import preprocessing
     return preprocessing.image_dataset_from_directory(*args, **kwargs)
+
+
+def text_dataset_from_directory(*args, **kwargs):
+    """See `torchk.keras.preprocessing.text_dataset_from_directory`."""
+    from . import preprocessing
+    return preprocessing.text_dataset_from_directory(*args, **kwargs)
 
 
 reexport(globals(), _keras_utils)

@@ -11,6 +11,7 @@ import torch
 from .. import config
 from .. import graph
 from .. import random_ops
+from .. import strings
 from . import dtypes
 from .tensors import convert_to_tensor
 
@@ -34,10 +35,16 @@ def constant(value, dtype=None, shape=None, name=None):
         dtype: optional dtype.
         shape: optional shape: a scalar `value` is broadcast to it, others reshaped.
 
-    # Raises
-        TypeError: for strings (torch has no string tensors).
+    # Returns
+        A tensor, or a `StringTensor` for text.
     """
     tensor = convert_to_tensor(value, dtype)
+    if isinstance(tensor, strings.StringTensor):
+        text = tensor.numpy() if tensor.ndim else np.asarray(tensor)
+        if shape is not None:
+            shape = shape_tuple(shape)
+            text = np.broadcast_to(text, shape) if text.size == 1 else text.reshape(shape)
+        return strings.StringTensor(np.array(text))
     if isinstance(value, torch.Tensor):
         tensor = tensor.detach().clone()
     if shape is not None:

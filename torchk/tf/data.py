@@ -8,13 +8,16 @@ Datasets made by `from_tensor_slices` keep their tensors whole: `shuffle`, `take
 `skip` applied directly to them reorder indices only, and `batch` then gathers each batch
 with one indexing per tensor instead of stacking elements one by one.
 
-Strings have no torch tensor: string leaves stay numpy arrays.
+Text has no torch tensor: string leaves are string tensors (`torchk.strings.StringTensor`,
+numpy `bytes` on the host); `map`, `batch`, `shuffle`, `cache`, `prefetch`, `unbatch` carry
+them as they carry tensors.
 """
 import itertools
 
 import numpy as np
 import torch
 
+from .. import strings
 from . import dtypes
 from . import structure
 from .namespaces import Namespace, module_getattr
@@ -54,11 +57,7 @@ class TensorSpec:
 
 
 def _leaf(value, dtype=None):
-    """A dataset leaf: a torch tensor, or a numpy array for strings."""
-    if isinstance(value, (str, bytes)) or (
-            isinstance(value, (np.ndarray, np.generic, list)) and dtype is None
-            and np.asarray(value).dtype.kind in 'USO'):
-        return np.asarray(value)
+    """A dataset leaf: a torch tensor, or a string tensor for text."""
     return convert_to_tensor(value, dtype=dtype)
 
 
@@ -79,8 +78,8 @@ def _length(leaf):
 
 
 def _stack(leaves):
-    if isinstance(leaves[0], np.ndarray):
-        return np.stack(leaves)
+    if isinstance(leaves[0], strings.StringTensor):
+        return strings.StringTensor(np.stack([leaf.numpy() for leaf in leaves]))
     shapes = {tuple(leaf.shape) for leaf in leaves}
     if len(shapes) > 1:
         raise ValueError('Dataset.batch: cannot batch elements of different shapes %s; use '
@@ -102,6 +101,12 @@ def _pad_stack(leaves, padded_shape, padding_value):
                                      '%d, more than padded_shapes allows (%d).'
                                      % (target[axis], axis, size))
                 target[axis] = int(size)
+    if isinstance(leaves[0], strings.StringTensor):
+        fill = strings.as_bytes(b'' if padding_value is None else padding_value).item()
+        out = np.full([len(leaves)] + target, fill, dtype=object)
+        for i, leaf in enumerate(leaves):
+            out[(i,) + tuple(slice(0, n) for n in leaf.shape)] = leaf.numpy()
+        return strings.StringTensor(out)
     value = 0 if padding_value is None else padding_value
     out = torch.full([len(leaves)] + target, value, dtype=leaves[0].dtype,
                      device=leaves[0].device)
@@ -111,10 +116,6 @@ def _pad_stack(leaves, padded_shape, padding_value):
 
 
 def _spec_of(leaf):
-    if isinstance(leaf, np.ndarray):
-        spec = TensorSpec(leaf.shape)
-        spec.dtype = leaf.dtype
-        return spec
     return TensorSpec(tuple(leaf.shape), dtypes.as_dtype(leaf.dtype))
 
 
@@ -436,7 +437,7 @@ class _Slices(Dataset):
         # index_select, not `leaf[index]`: torch's advanced indexing is ~1000x slower here.
         index = torch.as_tensor(indices)
         return structure.pack_as(self._element, [
-            leaf[indices] if isinstance(leaf, np.ndarray)
+            leaf[indices] if isinstance(leaf, strings.StringTensor)
             else torch.index_select(leaf, 0, index.to(leaf.device)) for leaf in self._leaves])
 
     def _elements(self):
@@ -482,8 +483,9 @@ def _map_result(value):
 
 
 def _to_numpy(leaf):
-    if isinstance(leaf, torch.Tensor):
-        return leaf.detach().cpu().numpy()
+    if isinstance(leaf, (torch.Tensor, strings.StringTensor)):
+        return leaf.numpy() if isinstance(leaf, strings.StringTensor) else (
+            leaf.detach().cpu().numpy())
     return leaf
 
 

@@ -13,6 +13,7 @@ import torch
 
 from .. import graph
 from . import op_table
+from . import text_ops
 from .tensors import eager
 
 DOCUMENT = 'docs/TF_SUBSET.md'
@@ -69,7 +70,8 @@ def tf_op(key, path):
     """The public `tf.*` function of the table's op `key`, exported at `path`.
 
     It takes TF's arguments (and `name`, ignored), converts its first argument (arrays,
-    lists, numbers) to a tensor, and computes torchk variables eagerly (`tensors.eager`).
+    lists, numbers) to a tensor, and computes torchk variables eagerly (`tensors.eager`);
+    the shape ops take string tensors too (`text_ops`).
     """
     function = op_table.OPS[key]
     parameters = list(inspect.signature(function).parameters)
@@ -78,6 +80,13 @@ def tf_op(key, path):
     converts = key not in _NOT_TENSOR_FIRST
 
     def op(*args, name=None, **kwargs):
+        text_result = text_ops.host_op(key, args, kwargs)
+        if text_result is not NotImplemented:
+            return text_result
+        if args and converts and not takes_list and text_ops.is_text(args[0]):
+            raise TypeError('tf.%s does not take text (a string tensor): text stays on the '
+                            'host, where tf.strings and the shape ops compute on it; turn it '
+                            'into numbers first (tf.strings.to_number, a text layer).' % path)
         args, kwargs = eager(args), eager(kwargs)
         if converts:
             if args:
@@ -144,7 +153,18 @@ How it differs from TensorFlow:
 - Results are `torch.Tensor`s: `.numpy()` works (importing torchk.tf makes it work for
   tensors that require gradients or live on a GPU too; bfloat16 comes back as float32),
   `.shape` is a `torch.Size` and `.dtype` a `torch.dtype` (`x.dtype == tf.float32` holds:
-  TF's dtypes compare equal to torch's). There are no string tensors (`tf.string` raises).
+  TF's dtypes compare equal to torch's).
+- Text stays on the host: `tf.constant(['a b'])` (and `tf.string` data in `tf.data`) is a
+  string tensor of numpy `bytes` (`torchk.strings.StringTensor`: `numpy()`, `shape`,
+  `dtype == tf.string`, indexing); the shape ops (`expand_dims`, `reshape`, `squeeze`,
+  `concat`, `stack`, `gather`, `tile`, `transpose`, `boolean_mask`, `identity`, `shape`,
+  `size`, `rank`) take string tensors too. `tf.strings` follows TensorFlow's kernels:
+  `lower`/`upper` change ASCII letters unless `encoding='utf-8'`, whitespace is ASCII's,
+  `regex_replace` reads RE2's common syntax (Python's `re` with ASCII classes; no RE2-only
+  syntax), `split`, `unicode_split` and `ngrams` of a batch give ragged rows
+  (`RaggedStrings`: `to_list()`, `to_tensor()`, `flat_values`, `row_lengths()`; inputs of
+  rank 0 or 1), `to_hash_bucket_fast` and `to_hash_bucket_strong` give TensorFlow's buckets
+  (FarmHash Fingerprint64, SipHash-2-4).
 - `tf.Variable` is a torchk variable (a `torch.nn.Parameter`) whose Python operators compute
   at once; gradients of every trainable variable are recorded, as TF's tapes watch them.
 - `GradientTape` keeps autograd graphs alive after `gradient` (so two tapes can share one

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from .. import config as torchk_config
+from .. import strings
 from .namespaces import Namespace
 
 
@@ -143,8 +144,8 @@ def executing_eagerly():
 
 
 def is_tensor(x):
-    """True for torch tensors (variables included)."""
-    return isinstance(x, torch.Tensor)
+    """True for torch tensors (variables included) and string tensors."""
+    return isinstance(x, (torch.Tensor, strings.StringTensor))
 
 
 def _numpy(value):

@@ -1,6 +1,10 @@
 """The data of `fit`, `evaluate` and `predict` as batches of tensors: arrays (numpy or torch,
 nested in lists, tuples and dicts), `tf.data.Dataset`s, `keras.utils.Sequence`s and generators;
 `unpack_x_y_sample_weight` / `pack_x_y_sample_weight` as tf.keras defines them.
+
+Text stays on the host (docs/ARCHITECTURE.md, "Text"): a string tensor, a numpy array of
+strings or a list of `str` is one array of text (`host_text` makes it numpy `bytes`), which
+batches carry as it is, for the model's string inputs.
 """
 import numpy as np
 import torch
@@ -9,13 +13,38 @@ import keras
 from keras import backend as K
 
 from ... import config
+from ... import strings
 from ...tf import distribute
 
 
+def _is_text(value):
+    """Whether `value` is one array of text: a string tensor, a numpy array of strings, or
+    a list of `str`/`bytes` (or of such lists)."""
+    if isinstance(value, (strings.StringTensor, np.ndarray)):
+        return strings.is_text(value)
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(v, (str, bytes)) or isinstance(v, list) and _is_text(v) for v in value)
+
+
+def host_text(x):
+    """`x` (nested in lists, tuples, dicts) with each array of text as a numpy array of
+    `bytes`: the form fed to string inputs."""
+    if _is_text(x):
+        return strings.as_bytes(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(host_text(v) for v in x)
+    if isinstance(x, dict):
+        return {k: host_text(v) for k, v in x.items()}
+    return x
+
+
 def _to_tensor(value):
-    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device."""
+    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device; text stays
+    host text."""
     if value is None:
         return value
+    if _is_text(value):
+        return strings.as_bytes(value)
     if isinstance(value, torch.Tensor):
         return value.to(config.device())
     if isinstance(value, (list, tuple)):
@@ -54,7 +83,7 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
 
 
 def _is_array_data(x):
-    if isinstance(x, (np.ndarray, torch.Tensor)):
+    if isinstance(x, (np.ndarray, torch.Tensor, strings.StringTensor)):
         return True
     if isinstance(x, (list, tuple)):
         return all(_is_array_data(v) for v in x)
@@ -174,6 +203,8 @@ class _Batches(object):
 def _numpy(value):
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()
+    if isinstance(value, strings.StringTensor):
+        return strings.as_bytes(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_numpy(v) for v in value)
     if isinstance(value, dict):

@@ -34,7 +34,7 @@ from ..saving import make_parent_folder, save_model
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
                            _is_array_data, _numpy_batches, _numpy_batches_once, _take,
-                           _to_tensor, _validation_tuple, pack_x_y_sample_weight,
+                           _to_tensor, _validation_tuple, host_text, pack_x_y_sample_weight,
                            unpack_x_y_sample_weight)
 
 _symbolic = threading.local()
@@ -301,6 +301,7 @@ class Model(keras.Model):
             max_queue_size=10, workers=1, use_multiprocessing=False, **kwargs):
         """Trains the model (tf.keras' `fit`: `x` may also be a dataset or a generator)."""
         verbose = 1 if verbose == 'auto' else verbose
+        x, validation_data = host_text(x), host_text(validation_data)
         if not self._eager_steps():
             return self._keras_fit(
                 x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
@@ -405,6 +406,7 @@ class Model(keras.Model):
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
         `return_dict=True` returns `{name: value}`)."""
+        x = host_text(x)
         if self._eager_steps():
             logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps,
                                                  self.distribute_strategy))
@@ -445,6 +447,7 @@ class Model(keras.Model):
     @_in_strategy_scope
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
+        x = host_text(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
             outputs = [self.predict_step(batch if len(batch) > 1 else batch[0])
                        for batch in _Batches(x, batch_size=batch_size, steps=steps).epoch()]
@@ -462,6 +465,7 @@ class Model(keras.Model):
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         """One training step (tf.keras' `train_on_batch`)."""
+        x = host_text(x)
         if not self._eager_steps():
             with symbolic_losses():
                 return super(Model, self).train_on_batch(
