@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from . import config
+from . import cpu_threads
 from . import dtypes
 from . import graph
 from . import program
@@ -305,6 +306,7 @@ class Function:
         if len(inputs) != len(self.inputs):
             raise ValueError('K.function %s expects %d input value(s), got %d.'
                              % (self.name or '', len(self.inputs), len(inputs)))
+        cpu_threads.adapt()
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:

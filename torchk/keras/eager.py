@@ -29,6 +29,7 @@ from keras.utils import generic_utils
 from keras.utils import metrics_utils
 
 from .. import config
+from .. import cpu_threads
 from .. import function
 from .. import graph
 from .. import program
@@ -111,6 +112,7 @@ class Program:
 
     def __call__(self, values):
         """Returns (outputs, losses) for the flat list `values`, after the updates."""
+        cpu_threads.adapt()
         device = config.device()
         feeds = [function.convert_feed(symbol, _tensor(value), i, device)
                  for i, (symbol, value) in enumerate(zip(self.inputs, values))]
