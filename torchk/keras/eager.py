@@ -17,6 +17,7 @@ Metrics called on tensors (`update_state`, `__call__`) update their variables at
 `Metric`, with tf.keras 2's names for weights (`trainable_variables`,
 `non_trainable_variables`, `variables`); calls on Keras tensors are unchanged.
 """
+import contextlib
 import threading
 
 import numpy as np
@@ -33,6 +34,7 @@ from .. import cpu_threads
 from .. import function
 from .. import graph
 from .. import program
+from ..tf import tracing
 from ..variables import Variable
 
 _installed = False
@@ -189,6 +191,18 @@ def _build_layer_program(layer, inputs, training, kwargs):
     return run, _map(lambda _: None, outputs)
 
 
+def _record_layer_state(recording, layer, inputs):
+    """After a layer's outermost call in a step being recorded (`tracing`): its updates
+    (batch normalization's moving statistics) become writes of the step, and its losses
+    those `Layer.losses` gives until its next call."""
+    fed = recording.inputs + _leaves(inputs)
+    flat_inputs = _leaves(inputs)
+    recording.write(_computable(function.flatten_updates(
+        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), fed))
+    recording.layer_losses[id(layer)] = _computable(
+        layer.get_losses_for(flat_inputs) + layer.get_losses_for(None), fed)
+
+
 def _computable(items, inputs):
     """The losses (or `(variable, value)` updates) among `items` that `inputs` determine:
     a layer keeps those of all its calls (other placeholders, other eager calls)."""
@@ -209,7 +223,13 @@ def _pack(structure, flat):
 
 def layer_losses(layer):
     """The losses of the last eager call of `layer`, or its losses that need no inputs
-    (regularizers) computed now; tensors."""
+    (regularizers) computed now; tensors. In a step being recorded, the losses of the
+    layer's last call in the step (symbols)."""
+    recording = tracing.current()
+    if recording is not None:
+        if id(layer) in recording.layer_losses:
+            return list(recording.layer_losses[id(layer)])
+        return _computable(layer.get_losses_for(None), recording.inputs)
     if '_torchk_eager_losses' in layer.__dict__:
         return list(layer._torchk_eager_losses)
     symbolic = layer.get_losses_for(None)
@@ -267,11 +287,23 @@ def install():
     def __call__(self, inputs, **kwargs):
         if is_eager(inputs):
             return call_layer(self, inputs, **kwargs)
-        _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+        depth = getattr(_tracing, 'depth', 0)
+        phase = contextlib.nullcontext()
+        if kwargs.get('training') is not None and not generic_utils.has_arg(self.call,
+                                                                             'training'):
+            # tf.keras takes `training` for any layer; Keras 2.3.1's graph network reads
+            # the learning phase instead.
+            phase = function.learning_phase_scope(int(bool(kwargs.pop('training'))))
+        _tracing.depth = depth + 1
         try:
-            return keras_call(self, inputs, **kwargs)
+            with phase:
+                outputs = keras_call(self, inputs, **kwargs)
         finally:
             _tracing.depth -= 1
+        recording = tracing.current()
+        if recording is not None and depth == 0:
+            _record_layer_state(recording, self, inputs)
+        return outputs
     __call__.__doc__ = keras_call.__doc__
     base_layer.Layer.__call__ = __call__
     base_layer.Layer.trainable_variables = property(lambda self: self.trainable_weights)
@@ -288,6 +320,11 @@ def install():
         symbolic = keras_update_wrapper(update_state_fn)
 
         def decorated(metric, *args, **kwargs):
+            recording = tracing.current()
+            if recording is not None:
+                updates = update_state_fn(*args, **kwargs)
+                recording.write(updates or [])
+                return updates
             if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
                 return update_metric(metric, update_state_fn, args, kwargs)
             metric._torchk_eager = False
@@ -298,6 +335,8 @@ def install():
         symbolic = keras_result_wrapper(result_fn)
 
         def decorated(metric, *args, **kwargs):
+            if tracing.current() is not None:
+                return symbolic(metric, *args, **kwargs)
             if metric.__dict__.get('_torchk_eager', True):
                 return metric_result(metric, lambda: symbolic(metric, *args, **kwargs))
             return symbolic(metric, *args, **kwargs)
@@ -309,7 +348,7 @@ def install():
     keras_metric_call = keras.metrics.Metric.__call__
 
     def metric_call(self, *args, **kwargs):
-        if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+        if tracing.current() is None and is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
             self.update_state(*args, **kwargs)
             return self.result()
         return keras_metric_call(self, *args, **kwargs)

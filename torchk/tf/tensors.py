@@ -17,6 +17,7 @@ from .. import dtypes as torchk_dtypes
 from .. import graph
 from .. import variables
 from . import dtypes
+from . import tracing
 
 
 def _python_dtype(array):
@@ -68,11 +69,11 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 def eager(value):
     """`value` with every torchk variable in it (nested lists, tuples, dicts) replaced by its
-    eager alias, unless `value` also holds Keras symbols that are not variables (then ops on
-    it must record a graph, variables included)."""
+    eager alias, unless `value` also holds Keras symbols that are not variables, or a step is
+    being recorded (`tracing`): then ops on it must record a graph, variables included."""
     if not _holds(value, variables.Variable):
         return value
-    if _holds(value, graph.KerasTensor):
+    if _holds(value, graph.KerasTensor) or tracing.current() is not None:
         return value
     return _replace_variables(value)
 

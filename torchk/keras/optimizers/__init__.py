@@ -24,6 +24,9 @@ import torch
 from keras import backend as K
 from keras import optimizers as keras_optimizers
 
+from ... import function
+from ... import program
+from ...tf import tracing
 from .. import eager
 from . import schedules
 
@@ -175,14 +178,27 @@ class Optimizer(keras_optimizers.Optimizer):
         variables = [v for _, v in pairs]
         key = tuple(id(v) for v in variables)
         if key not in self._torchk_steps:
-            self._torchk_steps[key] = self._compile_step(variables)
+            self._torchk_steps[key] = self._symbolic_step(variables)
+        placeholders, updates, run = self._torchk_steps[key]
+        recording = tracing.current()
+        if recording is not None:
+            # In a step being recorded, the update joins the step's program.
+            values = recording.written([value for _, value in updates], [
+                (p, g) for p, (g, _) in zip(placeholders, pairs)])
+            recording.write([(v, value) for (v, _), value in zip(updates, values)])
+            return self.iterations
+        if run is None:
+            run = eager.Program(placeholders, [], [], updates)
+            self._torchk_steps[key] = (placeholders, updates, run)
         grads = [g.detach() if isinstance(g, torch.Tensor) else np.asarray(g)
                  for g, _ in pairs]
         with torch.no_grad():
-            self._torchk_steps[key](grads)
+            run(grads)
         return self.iterations
 
-    def _compile_step(self, variables):
+    def _symbolic_step(self, variables):
+        """The update of `variables` by gradients given as placeholders, built once (the
+        optimizer's slots are made then): (placeholders, updates, None)."""
         placeholders = [K.placeholder(shape=K.int_shape(v), dtype=K.dtype(v))
                         for v in variables]
         self._torchk_given_gradients = placeholders
@@ -190,7 +206,7 @@ class Optimizer(keras_optimizers.Optimizer):
             updates = self.get_updates(None, variables)
         finally:
             self._torchk_given_gradients = None
-        return eager.Program(placeholders, [], [], updates)
+        return placeholders, program.unique_updates(function.flatten_updates(updates)), None
 
     def minimize(self, loss, var_list, tape=None, grad_loss=None, name=None):
         """Computes the gradients of `loss` and applies them.
