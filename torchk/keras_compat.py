@@ -455,7 +455,7 @@ def _batches_as_views(training_arrays):
             return keras_slice_arrays(arrays, start, stop)
         first = int(start[0])
         consecutive = (int(start[-1]) - first == len(start) - 1
-                       and bool((np.diff(start) == 1).all()))
+                       and bool((start[1:] - start[:-1] == 1).all()))
 
         def cut(x):
             if x is None:
