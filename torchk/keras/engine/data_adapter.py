@@ -120,13 +120,17 @@ class _Batches(object):
         """Yields the batches of one epoch."""
         if self.arrays:
             x, y, w = self.data
-            order = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+            order = np.random.permutation(self.size) if self.shuffle else None
             for step in range(self.steps):
-                index = order[step * self.batch_size:(step + 1) * self.batch_size]
-                if len(index) == 0:
+                start = step * self.batch_size
+                if start >= self.size:
                     return
-                index = torch.from_numpy(index) if isinstance(_first_array(x),
-                                                               torch.Tensor) else index
+                if order is None:  # in order: each batch a view, no copy
+                    index = slice(start, min(start + self.batch_size, self.size))
+                else:
+                    index = order[start:start + self.batch_size]
+                    if isinstance(_first_array(x), torch.Tensor):
+                        index = torch.from_numpy(index)
                 yield _to_tensor(pack_x_y_sample_weight(_take(x, index), _take(y, index),
                                                         _take(w, index)))
             return

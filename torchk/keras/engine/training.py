@@ -5,11 +5,15 @@ compiled with `run_eagerly=True`) trains with Keras 2.3.1's compiled training fu
 `fit`, `evaluate` and `predict` are Keras', taking in addition a `tf.data.Dataset`, a
 generator or a `keras.utils.Sequence` as `x`.
 
-A model that overrides one of them runs tf.keras 2's loop in Python: `fit` calls
-`train_step(data)` per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple of
-torch tensors (or `x` alone), with callbacks, `History` and the progress bar; layers called
-on tensors compute eagerly (`eager.py`), so `tf.GradientTape` (or `torch.autograd`) gives
-the gradients. The default steps use what `compile` set up, as tf.keras does:
+A model that overrides one of them runs tf.keras 2's loop: `fit` calls `train_step(data)`
+per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple (or `x` alone), with
+callbacks, `History` and the progress bar. As tf.keras wraps its steps in `tf.function`, each
+step is recorded once per input signature as one program (`torchk.tf.tracing`: the forward
+pass, `tf.GradientTape`'s gradients and the optimizer's fused update), its Python running at
+recording time only; `compile(run_eagerly=True)` (or `tf.config.run_functions_eagerly(True)`)
+runs the Python on every batch instead, on torch tensors: layers called on tensors compute
+eagerly (`eager.py`), with autograd. The default steps use what `compile` set up, as tf.keras
+does:
 `self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)`,
 `self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
@@ -26,6 +30,8 @@ from keras import backend as K
 from keras import callbacks as keras_callbacks
 from keras.utils.generic_utils import Progbar
 
+from ...tf import tape
+from ...tf import tracing
 from .. import eager
 from .. import optimizers as tf_optimizers
 from ..saving import save_model
@@ -105,6 +111,7 @@ class Model(keras.Model):
         """Configures the model for training (tf.keras' arguments; `steps_per_execution`
         and `jit_compile` are accepted and have no effect)."""
         self._torchk_run_eagerly = bool(run_eagerly)
+        self._torchk_steps = {}
         optimizer = tf_optimizers.get(optimizer) if optimizer is not None else None
         output_names = functools.partial(getattr, self, 'output_names', None)  # known later
         self.compiled_loss = LossesContainer(loss, loss_weights, output_names)
@@ -120,7 +127,8 @@ class Model(keras.Model):
 
     @property
     def losses(self):
-        if _in_symbolic_block() or '_torchk_eager_programs' not in self.__dict__:
+        if _in_symbolic_block() or ('_torchk_eager_programs' not in self.__dict__
+                                    and tracing.current() is None):
             return super(Model, self).losses
         return eager.layer_losses(self)
 
@@ -145,6 +153,18 @@ class Model(keras.Model):
     def run_eagerly(self):
         return self._eager_steps()
 
+    def _step(self, name):
+        """`train_step`, `test_step` or `predict_step` as `fit`, `evaluate` and `predict`
+        call it: recorded as a program once per input signature (tf.keras'
+        `make_train_function`, a `tf.function`), or the Python itself under
+        `compile(run_eagerly=True)`."""
+        if getattr(self, '_torchk_run_eagerly', False):
+            return getattr(self, name)
+        steps = self.__dict__.setdefault('_torchk_steps', {})
+        if name not in steps:
+            steps[name] = tracing.Function(getattr(self, name), name=name)
+        return steps[name]
+
     @property
     def distribute_strategy(self):
         return None
@@ -153,12 +173,10 @@ class Model(keras.Model):
     def train_step(self, data):
         """One training step on a batch `data`; returns the logs (name -> value)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        with torch.enable_grad():
+        with tape.GradientTape() as gradient_tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        variables = self.trainable_weights
-        grads = torch.autograd.grad(loss, variables, allow_unused=True)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        self.optimizer.minimize(loss, self.trainable_weights, tape=gradient_tape)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -268,6 +286,7 @@ class Model(keras.Model):
                                   'do_validation': val is not None, 'batch_size': None,
                                   'samples': None, 'metrics': []})
         self.stop_training = False
+        train_step = self._step('train_step')
         callback_list.on_train_begin()
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
@@ -275,7 +294,7 @@ class Model(keras.Model):
             logs = {}
             for step, batch in enumerate(train.epoch()):
                 callback_list.on_batch_begin(step, {'batch': step, 'size': 1})
-                logs = {k: _value(v) for k, v in self.train_step(
+                logs = {k: _value(v) for k, v in train_step(
                     batch if len(batch) > 1 else batch[0]).items()}
                 callback_list.on_batch_end(step, dict(logs, batch=step, size=1))
                 if self.stop_training:
@@ -293,8 +312,9 @@ class Model(keras.Model):
     def _eager_evaluate(self, batches):
         self.reset_metrics()
         logs = {}
+        test_step = self._step('test_step')
         for batch in batches.epoch():
-            logs = self.test_step(batch if len(batch) > 1 else batch[0])
+            logs = test_step(batch if len(batch) > 1 else batch[0])
         return {k: _value(v) for k, v in logs.items()}
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
@@ -340,7 +360,8 @@ class Model(keras.Model):
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
         if self._eager_steps() or not self._is_graph_network and not self.built:
-            outputs = [self.predict_step(batch if len(batch) > 1 else batch[0])
+            predict_step = self._step('predict_step')
+            outputs = [predict_step(batch if len(batch) > 1 else batch[0])
                        for batch in _Batches(x, batch_size=batch_size, steps=steps).epoch()]
             return _concatenate(outputs)
         with symbolic_losses():
@@ -362,7 +383,7 @@ class Model(keras.Model):
                     reset_metrics=reset_metrics)
         if reset_metrics:
             self.reset_metrics()
-        logs = {k: _value(v) for k, v in self.train_step(_to_tensor(
+        logs = {k: _value(v) for k, v in self._step('train_step')(_to_tensor(
             pack_x_y_sample_weight(x, y, sample_weight))).items()}
         if return_dict:
             return logs
