@@ -186,3 +186,21 @@ def test_dropout_draws_a_new_mask_per_call():
     first, second = forward(X[:16]).numpy(), forward(X[:16]).numpy()
     assert not np.allclose(first, second)
     np.testing.assert_allclose(first.sum(-1), 1., rtol=1e-5)
+
+
+@pytest.mark.parametrize('training', [True, False])
+def test_batch_norm_statistics_move_in_training_only(training):
+    results = []
+    for decorate in (False, True):
+        model = _model(batch_norm=True)
+
+        def forward(x):
+            return model(x, training=training)
+        forward = tf.function(forward) if decorate else forward
+        outputs = [forward(X[i:i + 32]).detach().numpy() for i in range(0, 96, 32)]
+        results.append((outputs, [w.detach().numpy().copy() for w in model.weights]))
+        moving_mean = [w for w in model.weights if 'moving_mean' in w.name][0]
+        assert bool(moving_mean.detach().abs().sum() > 0) == training  # starts at zeros
+    (eager_out, eager_weights), (recorded_out, recorded_weights) = results
+    for a, b in zip(recorded_out + recorded_weights, eager_out + eager_weights):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

@@ -191,14 +191,16 @@ def _build_layer_program(layer, inputs, training, kwargs):
     return run, _map(lambda _: None, outputs)
 
 
-def _record_layer_state(recording, layer, inputs):
-    """After a layer's outermost call in a step being recorded (`tracing`): its updates
-    (batch normalization's moving statistics) become writes of the step, and its losses
-    those `Layer.losses` gives until its next call."""
+def _record_layer_state(recording, layer, inputs, training):
+    """After a layer's outermost call in a step being recorded (`tracing`): in training
+    (`training`, a bool), its updates (batch normalization's moving statistics) become writes
+    of the step, as an eager call applies them; its losses are those `Layer.losses` gives
+    until its next call."""
     fed = recording.inputs + _leaves(inputs)
     flat_inputs = _leaves(inputs)
-    recording.write(_computable(function.flatten_updates(
-        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), fed))
+    if training:
+        recording.write(_computable(function.flatten_updates(
+            layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), fed))
     recording.layer_losses[id(layer)] = _computable(
         layer.get_losses_for(flat_inputs) + layer.get_losses_for(None), fed)
 
@@ -288,6 +290,7 @@ def install():
         if is_eager(inputs):
             return call_layer(self, inputs, **kwargs)
         depth = getattr(_tracing, 'depth', 0)
+        training = _training_value(kwargs.get('training'))
         phase = contextlib.nullcontext()
         if kwargs.get('training') is not None and not generic_utils.has_arg(self.call,
                                                                              'training'):
@@ -302,7 +305,7 @@ def install():
             _tracing.depth -= 1
         recording = tracing.current()
         if recording is not None and depth == 0:
-            _record_layer_state(recording, self, inputs)
+            _record_layer_state(recording, self, inputs, training)
         return outputs
     __call__.__doc__ = keras_call.__doc__
     base_layer.Layer.__call__ = __call__
