@@ -272,8 +272,10 @@ class Model(keras.Model):
             'epochs', 'verbose', 'callbacks', 'validation_data', 'validation_steps',
             'validation_freq', 'class_weight', 'initial_epoch')}
         with symbolic_losses():
+            # workers=0: the batches are made in this thread (Keras' default queues them
+            # from another, whose switches cost more than making an in-memory batch).
             return self.fit_generator(_numpy_batches(batches), steps_per_epoch=steps,
-                                      shuffle=False, **generator_kwargs)
+                                      shuffle=False, workers=0, **generator_kwargs)
 
     def _eager_fit(self, train, val, epochs, verbose, callbacks, initial_epoch,
                    validation_freq):
@@ -371,7 +373,7 @@ class Model(keras.Model):
             batches = _Batches(x, steps=steps)
             return self.predict_generator(_numpy_batches(batches),
                                           steps=_count_steps(batches), callbacks=callbacks,
-                                          verbose=verbose)
+                                          verbose=verbose, workers=0)
 
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
