@@ -204,3 +204,15 @@ def test_batch_norm_statistics_move_in_training_only(training):
     (eager_out, eager_weights), (recorded_out, recorded_weights) = results
     for a, b in zip(recorded_out + recorded_weights, eager_out + eager_weights):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_numpy_scalars_are_fed_not_recorded_anew():
+    calls = []
+
+    @tf.function
+    def scaled(x, factor):
+        calls.append(1)
+        return x * factor
+    for factor in (2., 3., 0.5):
+        np.testing.assert_allclose(scaled(X[:4], np.float32(factor)).numpy(), X[:4] * factor)
+    assert calls == [1]

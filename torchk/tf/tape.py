@@ -11,6 +11,9 @@ Two choices follow from autograd's design:
   autograd frees a graph once its tensors are no longer referenced anyway;
 - a gradient computed while a tape is recording (an outer tape's block, or its own) is
   itself differentiable (`create_graph=True`): nested tapes give second derivatives.
+
+In a step being recorded as a program (`tracing`), the target is a symbol and `gradient` is
+`K.gradients`: the program's backward pass.
 """
 import contextlib
 

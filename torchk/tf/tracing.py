@@ -119,7 +119,8 @@ class Recording:
 
 
 def _is_value(leaf):
-    return (isinstance(leaf, np.ndarray) or isinstance(leaf, torch.Tensor)
+    """True for the arguments a placeholder stands for: tensors, arrays, numpy scalars."""
+    return (isinstance(leaf, (np.ndarray, np.generic)) or isinstance(leaf, torch.Tensor)
             and not graph.is_symbol(leaf))
 
 
@@ -214,7 +215,8 @@ class Function:
             program = self._programs[key] = self._record(args, kwargs)
         if program is _EAGER:
             return self.python_function(*args, **kwargs)
-        return program([leaf for leaf in _flat(args, kwargs) if _is_value(leaf)])
+        return program([np.asarray(leaf) if isinstance(leaf, np.generic) else leaf
+                        for leaf in _flat(args, kwargs) if _is_value(leaf)])
 
     def _placeholders(self, args, kwargs):
         """`(args, kwargs)` with a placeholder for each tensor or array, and the
