@@ -18,24 +18,28 @@ def test_threads_for(foreign, base, cpus, expected):
 
 class _Machine:
     """A clock and /proc/stat of a 2-CPU machine whose other processes keep `foreign`
-    CPUs busy; this process uses no CPU."""
+    CPUs busy; this process uses no CPU, and runs a program every `step[threads]` seconds
+    (by torch's thread count; 10 ms if not given)."""
 
     def __init__(self, monkeypatch):
-        self.now, self.busy, self.foreign = 100., 0., 0.
+        self.now, self.busy, self.foreign, self.step = 100., 0., 0., {}
         monkeypatch.setattr(cpu_threads.time, 'monotonic', lambda: self.now)
         monkeypatch.setattr(cpu_threads, '_busy_seconds', lambda: self.busy)
         monkeypatch.setattr(cpu_threads, '_cpus', lambda: 2)
         monkeypatch.setattr(cpu_threads.os, 'times', lambda: os.times_result((0,) * 5))
         monkeypatch.setitem(cpu_threads._state, 'next', 0.)
         monkeypatch.setitem(cpu_threads._state, 'last', None)
-        monkeypatch.setitem(cpu_threads._state, 'set', None)
+        for key, value in (('set', None), ('trial', None), ('choice', None)):
+            monkeypatch.setitem(cpu_threads._state, key, value)
         monkeypatch.delenv('TORCHK_ADAPTIVE_THREADS', raising=False)
 
     def run(self, seconds):
-        """Calls `adapt` every 10 ms for `seconds`."""
-        for _ in range(int(seconds / 0.01)):
-            self.now += 0.01
-            self.busy += 0.01 * self.foreign
+        """Runs programs (each calls `adapt`) for `seconds`."""
+        end = self.now + seconds
+        while self.now < end:
+            step = self.step.get(torch.get_num_threads(), 0.01)
+            self.now += step
+            self.busy += step * self.foreign
             cpu_threads.adapt()
 
 
@@ -54,6 +58,20 @@ def test_threads_drop_while_others_are_busy_and_come_back(monkeypatch, threads):
     machine.foreign = 1.
     machine.run(1.)
     assert torch.get_num_threads() == 1
+    machine.foreign = 0.
+    machine.run(1.)
+    assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize('faster', [1, 2])
+def test_under_load_the_faster_count_is_kept(monkeypatch, threads, faster):
+    machine = _Machine(monkeypatch)
+    machine.foreign = 1.
+    machine.step = {faster: 0.01, 3 - faster: 0.03}
+    machine.run(2.)
+    assert torch.get_num_threads() == faster
+    machine.run(cpu_threads.HOLD)  # tried again, same answer
+    assert torch.get_num_threads() == faster
     machine.foreign = 0.
     machine.run(1.)
     assert torch.get_num_threads() == 2
