@@ -196,8 +196,8 @@ def _record_layer_state(recording, layer, inputs, training):
     (`training`, a bool), its updates (batch normalization's moving statistics) become writes
     of the step, as an eager call applies them; its losses are those `Layer.losses` gives
     until its next call."""
-    fed = recording.inputs + _leaves(inputs)
     flat_inputs = _leaves(inputs)
+    fed = recording.inputs + flat_inputs
     if training:
         recording.write(_computable(function.flatten_updates(
             layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), fed))
@@ -351,7 +351,8 @@ def install():
     keras_metric_call = keras.metrics.Metric.__call__
 
     def metric_call(self, *args, **kwargs):
-        if tracing.current() is None and is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+        values = list(args) + [v for v in kwargs.values() if v is not None]
+        if tracing.current() is None and is_eager(values):
             self.update_state(*args, **kwargs)
             return self.result()
         return keras_metric_call(self, *args, **kwargs)

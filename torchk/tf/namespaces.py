@@ -154,8 +154,9 @@ How it differs from TensorFlow:
 - `tf.function` records its Python once per input signature (tensors' shapes but the first
   axis, dtypes, other arguments' values) into one program, as TF traces a graph; Python that
   needs a tensor's value (an `if` on a tensor: TF's autograph converts it, torchk does not)
-  makes that signature run eagerly, after one message. `tf.device` changes nothing; random ops ignore per-op seeds (use
-  `tf.random.set_seed`); `tf.config.set_visible_devices([], 'GPU')` puts torchk on the CPU.
+  makes that signature run eagerly, after one message. `tf.device` changes nothing; random
+  ops ignore per-op seeds (use `tf.random.set_seed`); `tf.config.set_visible_devices([],
+  'GPU')` puts torchk on the CPU.
 - `tf.data.Dataset` iterates in Python; `element_spec` is read from the first element.
 - Ops accept Keras symbols too (then they record a graph, as in a Keras 2.3.1 model), and
   the ops of the table also compute tf.keras' saved `TFOpLambda` layers.

@@ -11,8 +11,10 @@ addition:
   `exclude_from_weight_decay`), and `AdamW`; RMSprop's `momentum` and `centered` and
   Adagrad's `initial_accumulator_value`, computed as tf.keras 2.11+ computes them;
 - `apply_gradients(zip(grads, variables))` and `minimize(loss, var_list, tape=None)` for
-  eager training (`train_step`, `GradientTape` loops): the update is compiled once per list
-  of variables and run on the given gradients.
+  `train_step` and `GradientTape` loops: the update is built once per list of variables,
+  with placeholders for the gradients; eagerly it is compiled and run on the given
+  gradients, in a step being recorded (`tf.function`, `fit`'s steps) it joins the step's
+  program with the step's gradients in place of the placeholders.
 """
 import importlib
 import numbers
