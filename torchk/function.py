@@ -5,6 +5,7 @@ import numpy as np
 import torch
 
 from . import config
+from . import cpu_threads
 from . import dtypes
 from . import graph
 from . import program
@@ -201,10 +202,15 @@ def int_shape_of(x):
 
 
 class Function:
-    """A compiled `K.function`: call it with the list of input values."""
+    """A compiled `K.function`: call it with the list of input values.
 
-    def __init__(self, inputs, outputs, updates=None, name=None):
+    `recorded=True` (a recorded step's program, `torchk.recording`): the outputs are
+    computed before the updates and returned as a list of tensors.
+    """
+
+    def __init__(self, inputs, outputs, updates=None, name=None, recorded=False):
         self.name = name
+        self._recorded = recorded
         self.inputs = list(inputs or [])
         self._single = not isinstance(outputs, (list, tuple))
         self._structure = type(outputs) if not self._single else None
@@ -215,7 +221,10 @@ class Function:
                                 'input %d is %r.' % (position, symbol))
         self.updates = flatten_updates(updates)
         _check_update_shapes(self.updates)
-        self._metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
+        # A recorded step's outputs already read what the step wrote (`torchk.recording`):
+        # all of them are computed from the state before the call.
+        self._metric_flags = [not recorded and getattr(o, '_is_metric', False)
+                              for o in self.outputs]
         unfed = self._unfed_placeholders()
         missing = [p for p in unfed if not is_learning_phase(p)]
         if missing:
@@ -314,11 +323,14 @@ class Function:
         if len(inputs) != len(self.inputs):
             raise ValueError('K.function %s expects %d input value(s), got %d.'
                              % (self.name or '', len(self.inputs), len(inputs)))
+        cpu_threads.adapt()
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
             self._select_program(feeds)
         values = self._run(feeds)
+        if self._recorded:
+            return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]
         results = [_to_output(v) for v in values]
         if self._single:
             return results[0]
@@ -408,14 +420,14 @@ def eval(x):
     return _to_output(value) if isinstance(value, torch.Tensor) else np.asarray(value)
 
 
-def _gradients_of(loss, *wrt, create_graph=False):
+def _gradients_of(loss, *wrt, create_graph=False, retain_graph=None):
     if loss.ndim:
         loss = loss.sum()
     differentiable = [i for i, w in enumerate(wrt) if w.requires_grad]
     grads = [None] * len(wrt)
     if loss.requires_grad and differentiable:
         found = torch.autograd.grad(loss, [wrt[i] for i in differentiable], allow_unused=True,
-                                    create_graph=create_graph)
+                                    create_graph=create_graph, retain_graph=retain_graph)
         for i, g in zip(differentiable, found):
             grads[i] = g
     return tuple(torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt))

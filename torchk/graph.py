@@ -513,9 +513,36 @@ def _read_as(variable, dtype):
     return variable.to(dtype)
 
 
+# While a Python step is recorded (`torchk.recording`): the values written so far into
+# variables, by variable id; ops recorded from then on read them in place of the variables.
+_written_values = None
+
+
+@contextlib.contextmanager
+def reading_written_values(values):
+    """Inside, ops recorded with a variable whose id is a key of the dict `values` read
+    that entry instead (a value written into the variable earlier in a recorded step); the
+    dict may grow meanwhile."""
+    global _written_values
+    previous = _written_values
+    _written_values = values
+    try:
+        yield
+    finally:
+        _written_values = previous
+
+
+def _written_value(value):
+    if isinstance(value, SymbolicOperators) and id(value) in _written_values:
+        return _written_values[id(value)]
+    return value
+
+
 def record(fn, args, kwargs=None, kind='op', dynamic_axes=()):
     """Records `fn(*args, **kwargs)` as a node and returns its symbolic results
     (`dynamic_axes` as for `op`)."""
+    if _written_values:
+        args, kwargs = _map_structure(_written_value, (tuple(args), dict(kwargs or {})))
     if _variable_reads is not None:
         args, kwargs = _map_structure(read_variable, (tuple(args), dict(kwargs or {})))
     args = _map_structure(_freeze_constant, tuple(args))

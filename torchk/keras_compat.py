@@ -72,6 +72,9 @@ numbering unless stated):
   `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
   `keras.metrics` gets `torchk.metrics` (`MeanIoU`, and `Precision` and `Recall` that
   take `top_k`: Keras 2.3.1's are TensorFlow-only there).
+- The loop around the step: `fit`, `evaluate` and `predict` on arrays cut batches of
+  consecutive samples as views (Keras copied each through a list of indices), and the
+  callback timing of each batch takes the median of ten floats without numpy.
 - Mixed precision: `torchk.mixed_precision.install` gives Keras' `Layer` its dtype policy
   (tf.keras' API, which Keras 2.3.1 lacks), losses float32 inputs, and `Model.compile` loss
   scaling under `mixed_float16`.
@@ -87,7 +90,10 @@ import functools
 import importlib.abc
 import inspect
 import os
+import statistics
 import sys
+import time
+import warnings
 
 import numpy as np
 
@@ -419,6 +425,12 @@ def _export_session_functions(backend):
             setattr(backend, name, getattr(core, name))
 
 
+def _torchk_callbacks(callbacks):
+    """The two fixes of `keras.callbacks` below."""
+    _torchk_tensorboard(callbacks)
+    _cheap_callback_timing(callbacks)
+
+
 def _torchk_tensorboard(callbacks):
     """Makes `keras.callbacks.TensorBoard` torchk's: Keras' own (callbacks/__init__.py:19-22
     picks callbacks/tensorboard_v1.py) imports TensorFlow at tensorboard_v1.py:95-101 and,
@@ -428,6 +440,69 @@ def _torchk_tensorboard(callbacks):
         return
     from . import callbacks as torchk_callbacks
     callbacks.TensorBoard = torchk_callbacks.TensorBoard
+
+
+def _batches_as_views(training_arrays):
+    """`fit_loop`, `test_loop` and `predict_loop` cut each batch out of the arrays with
+    `slice_arrays(arrays, batch_ids)` (engine/training_arrays.py:182, 185, 327, 441), which
+    (utils/generic_utils.py:553-555) turns the index array into a list for h5py's sake and
+    indexes with it: a copy through a Python list of ints, about as long as a small model's
+    step. Here consecutive indices (every batch unless `shuffle=True`) become a slice, a view
+    with no copy, and other index arrays index numpy arrays directly; anything else (h5py
+    datasets) is cut as Keras cuts it."""
+    keras_slice_arrays = training_arrays.slice_arrays
+
+    def slice_arrays(arrays, start=None, stop=None):
+        if not (isinstance(start, np.ndarray) and start.ndim == 1 and len(start)
+                and stop is None):
+            return keras_slice_arrays(arrays, start, stop)
+        first = int(start[0])
+        consecutive = (int(start[-1]) - first == len(start) - 1
+                       and bool((start[1:] - start[:-1] == 1).all()))
+
+        def cut(x):
+            if x is None:
+                return None
+            if consecutive:
+                return x[first:first + len(start)]
+            if isinstance(x, np.ndarray):
+                return x[start]
+            return keras_slice_arrays(x, start)
+        return [cut(x) for x in arrays] if isinstance(arrays, list) else cut(arrays)
+    training_arrays.slice_arrays = slice_arrays
+
+
+def _cheap_callback_timing(callbacks):
+    """Keras 2.3's `CallbackList._call_batch_hook` (callbacks/callbacks.py:70-101) takes
+    `np.median` of the last ten callback durations twice per batch, to warn about slow
+    callbacks: an array conversion and a partition costing more than a small model's loop
+    around its step. The hook below does what Keras' does (the same timings, the same
+    warning) with `statistics.median` of those ten floats."""
+    callback_list = getattr(callbacks, 'CallbackList', None)
+    if callback_list is None or not hasattr(callback_list, '_call_batch_hook'):
+        return  # Keras 2.2: no batch timing
+
+    def _call_batch_hook(self, mode, hook, batch, logs=None):
+        if not self.callbacks:
+            return
+        name = 'on_%s_batch_%s' % (mode, hook)
+        if hook == 'end':
+            if not hasattr(self, '_t_enter_batch'):
+                self._t_enter_batch = time.time()
+            self._delta_t_batch = time.time() - self._t_enter_batch
+        logs = logs or {}
+        started = time.time()
+        for callback in self.callbacks:
+            getattr(callback, name)(batch, logs)
+        durations = self._delta_ts[name]
+        durations.append(time.time() - started)
+        median = statistics.median(durations)
+        if 0. < 0.95 * self._delta_t_batch < median and median > 0.1:
+            warnings.warn('Method (%s) is slow compared to the batch update (%f). Check your '
+                          'callbacks.' % (name, median), RuntimeWarning)
+        if hook == 'begin':
+            self._t_enter_batch = time.time()
+    callback_list._call_batch_hook = _call_batch_hook
 
 
 def _multi_gpu_model_points_to_distributed(multi_gpu_utils):
@@ -538,7 +613,8 @@ _AFTER_IMPORT = {
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _patch_layers_core,
     'keras.backend': _export_session_functions,
-    'keras.callbacks': _torchk_tensorboard,
+    'keras.callbacks': _torchk_callbacks,
+    'keras.engine.training_arrays': _batches_as_views,
     'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
     'keras.wrappers.scikit_learn': _add_sklearn_tags,
     'keras.layers': _register_torchk_layers,

@@ -40,6 +40,18 @@ def test_batch(drop_remainder, sizes):
         assert len(source.batch(4, drop_remainder=drop_remainder)) == len(sizes)
 
 
+@pytest.mark.parametrize('drop_remainder', [False, True])
+def test_batches_in_order_are_views_of_the_slices(drop_remainder):
+    source = torch.arange(40.).reshape(20, 2)
+    dataset = Dataset.from_tensor_slices((source, Y.repeat(2))).skip(3).take(15)
+    batches = list(dataset.batch(4, drop_remainder=drop_remainder))
+    assert [len(x) for x, _ in batches] == ([4, 4, 4] if drop_remainder else [4, 4, 4, 3])
+    for i, (x, y) in enumerate(batches):
+        assert x.tolist() == source[3 + 4 * i:min(7 + 4 * i, 18)].tolist()
+        assert y.tolist() == Y.repeat(2)[3 + 4 * i:min(7 + 4 * i, 18)].tolist()
+        assert x.data_ptr() == source[3 + 4 * i].data_ptr()
+
+
 def test_shuffle_permutes_reproducibly_and_reshuffles():
     dataset = Dataset.range(100).shuffle(100, seed=1)
     first, second = _values(dataset), _values(dataset)

@@ -33,10 +33,12 @@ from keras.utils import metrics_utils
 from keras.utils.generic_utils import to_list
 
 from .. import config
+from .. import cpu_threads
 from .. import function
 from .. import graph
 from .. import program
 from .. import strings
+from ..tf import tracing as step_tracing
 from ..variables import Variable
 
 _installed = False
@@ -122,6 +124,7 @@ class Program:
 
     def __call__(self, values):
         """Returns (outputs, losses) for the flat list `values`, after the updates."""
+        cpu_threads.adapt()
         device = config.device()
         feeds = [function.convert_feed(symbol, _tensor(value), i, device)
                  for i, (symbol, value) in enumerate(zip(self.inputs, values))]
@@ -251,6 +254,23 @@ def _each_once(losses):
     return list({id(loss): loss for loss in losses}.values())
 
 
+def record_layer_state(layer, inputs, training):
+    """After a layer's outermost symbolic call in a step being recorded (`tf/tracing.py`):
+    in training (`training`: the call's argument, None for the learning phase), its updates
+    (batch normalization's moving statistics) become writes of the step, as an eager call
+    applies them; its losses are those `Layer.losses` gives until its next call."""
+    recording = step_tracing.current()
+    if recording is None or getattr(_tracing, 'depth', 0):
+        return
+    flat_inputs = leaves(inputs)
+    fed = recording.inputs + flat_inputs
+    if training_value(training):
+        recording.write(_computable(function.flatten_updates(
+            layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), fed))
+    recording.layer_losses[id(layer)] = _computable(_each_once(
+        layer.get_losses_for(flat_inputs) + layer.get_losses_for(None)), fed)
+
+
 def _computable(items, inputs):
     """The losses (or `(variable, value)` updates) among `items` that `inputs` determine:
     a layer keeps those of all its calls (other placeholders, other eager calls)."""
@@ -271,7 +291,13 @@ def _pack(structure, flat):
 
 def layer_losses(layer):
     """The losses of the last eager call of `layer`, or its losses that need no inputs
-    (regularizers) computed now; tensors."""
+    (regularizers) computed now; tensors. In a step being recorded, the losses of the
+    layer's last call in the step (symbols)."""
+    recording = step_tracing.current()
+    if recording is not None:
+        if id(layer) in recording.layer_losses:
+            return list(recording.layer_losses[id(layer)])
+        return _computable(_each_once(layer.get_losses_for(None)), recording.inputs)
     if '_torchk_eager_losses' in layer.__dict__:
         return list(layer._torchk_eager_losses)
     symbolic = _each_once(layer.get_losses_for(None))
@@ -338,6 +364,11 @@ def install():
         symbolic = keras_update_wrapper(update_state_fn)
 
         def decorated(metric, *args, **kwargs):
+            recording = step_tracing.current()
+            if recording is not None:
+                updates = update_state_fn(*args, **kwargs)
+                recording.write(updates or [])
+                return updates
             if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
                 return update_metric(metric, update_state_fn, args, kwargs)
             metric._torchk_eager = False
@@ -348,6 +379,8 @@ def install():
         symbolic = keras_result_wrapper(result_fn)
 
         def decorated(metric, *args, **kwargs):
+            if step_tracing.current() is not None:
+                return symbolic(metric, *args, **kwargs)
             if metric.__dict__.get('_torchk_eager', True):
                 return metric_result(metric, lambda: symbolic(metric, *args, **kwargs))
             return symbolic(metric, *args, **kwargs)
@@ -359,7 +392,8 @@ def install():
     keras_metric_call = keras.metrics.Metric.__call__
 
     def metric_call(self, *args, **kwargs):
-        if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+        values = list(args) + [v for v in kwargs.values() if v is not None]
+        if step_tracing.current() is None and is_eager(values):
             self.update_state(*args, **kwargs)
             return self.result()
         return keras_metric_call(self, *args, **kwargs)

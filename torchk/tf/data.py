@@ -6,7 +6,8 @@ iterates its source lazily, in Python, as TF's eager iteration does.
 
 Datasets made by `from_tensor_slices` keep their tensors whole: `shuffle`, `take` and
 `skip` applied directly to them reorder indices only, and `batch` then gathers each batch
-with one indexing per tensor instead of stacking elements one by one.
+with one indexing per tensor instead of stacking elements one by one (unshuffled, each
+batch is a view of the tensors: no copy at all).
 
 Text has no torch tensor: string leaves are string tensors (`torchk.strings.StringTensor`,
 numpy `bytes` on the host); `map`, `batch`, `shuffle`, `cache`, `prefetch`, `unbatch` carry
@@ -470,10 +471,23 @@ class _Slices(Dataset):
         def iterate():
             indices = self._indices()
             stop = len(indices) - len(indices) % size if drop_remainder else len(indices)
+            if self._seeds is None and _is_run(indices):
+                # In order: each batch is a view of the tensors, no copy.
+                first = int(indices[0]) if len(indices) else 0
+                for start in range(first, first + stop, size):
+                    yield structure.pack_as(self._element, [
+                        leaf[start:min(start + size, first + stop)] for leaf in self._leaves])
+                return
             for start in range(0, stop, size):
                 yield self._gather(indices[start:start + size])
         return Dataset(iterate, _batched_cardinality(len(self._order), size, drop_remainder),
                        size if drop_remainder else None)
+
+
+def _is_run(indices):
+    """True if `indices` (an int array) counts up by one."""
+    return len(indices) < 2 or (int(indices[-1]) - int(indices[0]) == len(indices) - 1
+                                and bool((np.diff(indices) == 1).all()))
 
 
 def _map_result(value):

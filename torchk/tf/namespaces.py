@@ -171,9 +171,12 @@ How it differs from TensorFlow:
   forward pass) and differentiates gradients taken while a tape records (nested tapes);
   `jacobian` and `batch_jacobian` take one backward pass per element of the target (per
   example, for `batch_jacobian`).
-- `tf.function` runs the Python function (compiled by `torch.compile` under
-  `TORCHK_COMPILE=1`); `tf.device` changes nothing; random ops ignore per-op seeds (use
-  `tf.random.set_seed`); `tf.config.set_visible_devices([], 'GPU')` puts torchk on the CPU.
+- `tf.function` records its Python once per input signature (tensors' shapes but the first
+  axis, dtypes, other arguments' values) into one program, as TF traces a graph; Python that
+  needs a tensor's value (an `if` on a tensor: TF's autograph converts it, torchk does not)
+  makes that signature run eagerly, after one message. `tf.device` changes nothing; random
+  ops ignore per-op seeds (use `tf.random.set_seed`); `tf.config.set_visible_devices([],
+  'GPU')` puts torchk on the CPU.
 - `tf.data.Dataset` iterates in Python; `element_spec` is read from the first element.
 - `tf.distribute`: a replica is a process. `MirroredStrategy` and
   `MultiWorkerMirroredStrategy` are data parallelism over the processes `torchrun` started

@@ -15,6 +15,7 @@ import torch
 
 from .. import config as torchk_config
 from .. import strings
+from . import tracing
 from .namespaces import Namespace
 
 
@@ -126,8 +127,8 @@ config = Namespace('tf.config', dict(
         'get_inter_op_parallelism_threads': torch.get_num_interop_threads}),
     optimizer=Namespace('tf.config.optimizer', {'set_jit': nothing,
                                                 'set_experimental_options': nothing}),
-    run_functions_eagerly=nothing,
-    functions_run_eagerly=lambda: True,
+    run_functions_eagerly=tracing.run_functions_eagerly,
+    functions_run_eagerly=tracing.functions_run_eagerly,
     set_soft_device_placement=nothing,
 ))
 
@@ -139,8 +140,8 @@ def device(device_name):
 
 
 def executing_eagerly():
-    """True: torchk.tf computes eagerly."""
-    return True
+    """True, except while a `tf.function` (or a step of `fit`) is being recorded."""
+    return tracing.current() is None
 
 
 def is_tensor(x):

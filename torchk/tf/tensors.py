@@ -18,6 +18,7 @@ from .. import graph
 from .. import strings
 from .. import variables
 from . import dtypes
+from . import tracing
 
 
 def _python_dtype(array):
@@ -81,11 +82,11 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 def eager(value):
     """`value` with every torchk variable in it (nested lists, tuples, dicts) replaced by its
-    eager alias, unless `value` also holds Keras symbols that are not variables (then ops on
-    it must record a graph, variables included)."""
+    eager alias, unless `value` also holds Keras symbols that are not variables, or a step is
+    being recorded (`tracing`): then ops on it must record a graph, variables included."""
     if not _holds(value, variables.Variable):
         return value
-    if _holds(value, graph.KerasTensor):
+    if _holds(value, graph.KerasTensor) or tracing.current() is not None:
         return value
     return _replace_variables(value)
 

@@ -15,6 +15,7 @@ import torch
 
 from .. import graph
 from .. import variables
+from . import tracing
 from .tensors import convert_to_tensor, eager
 
 _OPERATORS = ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__',
@@ -37,7 +38,8 @@ def _eager_operator(name):
     tensor_operator = getattr(torch.Tensor, name)
 
     def operator(self, *others):
-        if any(isinstance(other, graph.KerasTensor) for other in others):
+        if (any(isinstance(other, graph.KerasTensor) for other in others)
+                or tracing.current() is not None):
             return symbolic(self, *others)
         return tensor_operator(self.as_subclass(torch.Tensor),
                                *(_operand(other, self.dtype) for other in eager(others)))
@@ -74,19 +76,32 @@ class Variable(variables.Variable):
                          constraint=constraint)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Writes `value` into the variable; returns the variable."""
+        """Writes `value` into the variable; returns the variable. (In a recorded step,
+        `tracing`, the write is one of the step's updates.)"""
+        recording = tracing.current()
+        if recording is not None:
+            recording.write([variables.update(self, _symbol_or_tensor(value))])
+            return self
         with torch.no_grad():
             self.copy_(convert_to_tensor(value))
         return self
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):
         """Adds `delta` to the variable; returns the variable."""
+        recording = tracing.current()
+        if recording is not None:
+            recording.write([variables.update(self, self + _symbol_or_tensor(delta))])
+            return self
         with torch.no_grad():
             self.add_(convert_to_tensor(delta))
         return self
 
     def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
         """Subtracts `delta` from the variable; returns the variable."""
+        recording = tracing.current()
+        if recording is not None:
+            recording.write([variables.update(self, self - _symbol_or_tensor(delta))])
+            return self
         with torch.no_grad():
             self.sub_(convert_to_tensor(delta))
         return self
@@ -107,7 +122,11 @@ class Variable(variables.Variable):
         return self
 
     def read_value(self):
-        """The variable's value, as a tensor through which gradients reach the variable."""
+        """The variable's value, as a tensor through which gradients reach the variable (in
+        a recorded step, the value it holds at that point of the step)."""
+        recording = tracing.current()
+        if recording is not None:
+            return recording.read(self)
         return self.as_subclass(torch.Tensor)
 
     value = read_value
@@ -128,6 +147,10 @@ class Variable(variables.Variable):
         return '<tf.Variable %r shape=%s dtype=%s, numpy=%s>' % (
             self.name, tuple(self.shape), str(self.dtype).replace('torch.', ''),
             np.array2string(self.detach().cpu().numpy(), separator=', '))
+
+
+def _symbol_or_tensor(value):
+    return value if graph.is_symbol(value) else convert_to_tensor(value)
 
 
 for _name in _OPERATORS:

@@ -363,8 +363,13 @@ def install():
         inputs, keywords = bind_call_arguments(self, args, kwargs)
         if eager.is_eager(inputs):
             return _call_eagerly(self, inputs, keywords)
+        training = keywords.get('training')
+        if training is None:
+            training = current_training()
         with eager.tracing():
-            return _call_symbolically(self, keras_call, inputs, keywords)
+            outputs = _call_symbolically(self, keras_call, inputs, keywords)
+        eager.record_layer_state(self, inputs, training)
+        return outputs
     __call__.__doc__ = keras_call.__doc__
     __call__._torchk_tf_keras = True
     base_layer.Layer.__call__ = __call__

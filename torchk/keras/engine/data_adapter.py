@@ -167,13 +167,16 @@ class _Batches(object):
             x, y, w = self.data
             if self.shuffle:
                 (self.strategy or np.random).shuffle(self.order)
-            order = self.order
             for step in range(self.steps):
-                index = order[step * self.batch_size:(step + 1) * self.batch_size]
-                if len(index) == 0:
+                start = step * self.batch_size
+                if start >= self.size:
                     return
-                index = torch.from_numpy(index) if isinstance(_first_array(x),
-                                                               torch.Tensor) else index
+                if not self.shuffle:  # in order: each batch a view, no copy
+                    index = slice(start, min(start + self.batch_size, self.size))
+                else:
+                    index = self.order[start:start + self.batch_size]
+                    if isinstance(_first_array(x), torch.Tensor):
+                        index = torch.from_numpy(index)
                 yield pack_x_y_sample_weight(_take(x, index), _take(y, index),
                                              _take(w, index))
             return

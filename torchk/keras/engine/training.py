@@ -5,11 +5,15 @@ compiled with `run_eagerly=True`) trains with Keras 2.3.1's compiled training fu
 `fit`, `evaluate` and `predict` are Keras', taking in addition a `tf.data.Dataset`, a
 generator or a `keras.utils.Sequence` as `x`.
 
-A model that overrides one of them runs tf.keras 2's loop in Python: `fit` calls
-`train_step(data)` per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple of
-torch tensors (or `x` alone), with callbacks, `History` and the progress bar; layers called
-on tensors compute eagerly (`eager.py`), so `tf.GradientTape` (or `torch.autograd`) gives
-the gradients. The default steps use what `compile` set up, as tf.keras does:
+A model that overrides one of them runs tf.keras 2's loop: `fit` calls `train_step(data)`
+per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple (or `x` alone), with
+callbacks, `History` and the progress bar. As tf.keras wraps its steps in `tf.function`, each
+step is recorded once per input signature as one program (`torchk.tf.tracing`: the forward
+pass, `tf.GradientTape`'s gradients and the optimizer's fused update), its Python running at
+recording time only; `compile(run_eagerly=True)` (or `tf.config.run_functions_eagerly(True)`)
+runs the Python on every batch instead, on torch tensors: layers called on tensors compute
+eagerly (`eager.py`), with autograd. The default steps use what `compile` set up, as tf.keras
+does:
 `self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)`,
 `self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
@@ -28,6 +32,8 @@ from keras.utils.generic_utils import Progbar
 
 from ...callbacks import TensorBoard
 from ...tf import distribute
+from ...tf import tape
+from ...tf import tracing
 from .. import eager
 from .. import optimizers as tf_optimizers
 from ..saving import make_parent_folder, save_model
@@ -148,6 +154,7 @@ class Model(keras.Model):
         """Configures the model for training (tf.keras' arguments; `steps_per_execution`
         and `jit_compile` are accepted and have no effect)."""
         self._torchk_run_eagerly = bool(run_eagerly)
+        self._torchk_steps = {}
         optimizer = tf_optimizers.get(optimizer) if optimizer is not None else None
         output_names = functools.partial(getattr, self, 'output_names', None)  # known later
         self.compiled_loss = LossesContainer(loss, loss_weights, output_names)
@@ -167,7 +174,8 @@ class Model(keras.Model):
 
     @property
     def losses(self):
-        if _in_symbolic_block() or '_torchk_eager_programs' not in self.__dict__:
+        if _in_symbolic_block() or ('_torchk_eager_programs' not in self.__dict__
+                                    and tracing.current() is None):
             return super(Model, self).losses
         return eager.layer_losses(self)
 
@@ -239,6 +247,18 @@ class Model(keras.Model):
     def run_eagerly(self):
         return self._eager_steps()
 
+    def _step(self, name):
+        """`train_step`, `test_step` or `predict_step` as `fit`, `evaluate` and `predict`
+        call it: recorded as a program once per input signature (tf.keras'
+        `make_train_function`, a `tf.function`), or the Python itself under
+        `compile(run_eagerly=True)`."""
+        if getattr(self, '_torchk_run_eagerly', False):
+            return getattr(self, name)
+        steps = self.__dict__.setdefault('_torchk_steps', {})
+        if name not in steps:
+            steps[name] = tracing.Function(getattr(self, name), name=name)
+        return steps[name]
+
     @property
     def distribute_strategy(self):
         """The strategy the model was made in (`scope()`), else the one entered now."""
@@ -249,12 +269,10 @@ class Model(keras.Model):
     def train_step(self, data):
         """One training step on a batch `data`; returns the logs (name -> value)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        with torch.enable_grad():
+        with tape.GradientTape() as gradient_tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        variables = self.trainable_weights
-        grads = torch.autograd.grad(loss, variables, allow_unused=True)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        self.optimizer.minimize(loss, self.trainable_weights, tape=gradient_tape)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -353,8 +371,10 @@ class Model(keras.Model):
             'epochs', 'verbose', 'callbacks', 'validation_data', 'validation_steps',
             'validation_freq', 'class_weight', 'initial_epoch')}
         with symbolic_losses():
+            # workers=0: the batches are made in this thread (Keras' default queues them
+            # from another, whose switches cost more than making an in-memory batch).
             return self.fit_generator(_numpy_batches(batches), steps_per_epoch=steps,
-                                      shuffle=False, **generator_kwargs)
+                                      shuffle=False, workers=0, **generator_kwargs)
 
     def _eager_fit(self, train, val, epochs, verbose, callbacks, initial_epoch,
                    validation_freq):
@@ -371,6 +391,7 @@ class Model(keras.Model):
                                   'do_validation': val is not None, 'batch_size': None,
                                   'samples': None, 'metrics': []})
         self.stop_training = False
+        train_step = self._step('train_step')
         callback_list.on_train_begin()
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
@@ -379,7 +400,7 @@ class Model(keras.Model):
             for step, batch in enumerate(train.epoch()):
                 callback_list.on_batch_begin(step, {'batch': step, 'size': 1})
                 logs = {k: _value(v) for k, v in strategy.run(
-                    self.train_step, (batch if len(batch) > 1 else batch[0],)).items()}
+                    train_step, (batch if len(batch) > 1 else batch[0],)).items()}
                 callback_list.on_batch_end(step, dict(logs, batch=step, size=1))
                 if self.stop_training:
                     break
@@ -397,8 +418,9 @@ class Model(keras.Model):
         self.reset_metrics()
         strategy = self.distribute_strategy
         logs = {}
+        test_step = self._step('test_step')
         for batch in batches.epoch():
-            logs = strategy.run(self.test_step, (batch if len(batch) > 1 else batch[0],))
+            logs = strategy.run(test_step, (batch if len(batch) > 1 else batch[0],))
         return _mean_over_replicas(strategy, {k: _value(v) for k, v in logs.items()})
 
     @_in_strategy_scope
@@ -449,7 +471,8 @@ class Model(keras.Model):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
         x = host_text(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
-            outputs = [self.predict_step(batch if len(batch) > 1 else batch[0])
+            predict_step = self._step('predict_step')
+            outputs = [predict_step(batch if len(batch) > 1 else batch[0])
                        for batch in _Batches(x, batch_size=batch_size, steps=steps).epoch()]
             return _concatenate(outputs)
         with symbolic_losses():
@@ -459,7 +482,7 @@ class Model(keras.Model):
             batches = _Batches(x, steps=steps)
             return self.predict_generator(_numpy_batches(batches),
                                           steps=_count_steps(batches), callbacks=callbacks,
-                                          verbose=verbose)
+                                          verbose=verbose, workers=0)
 
     @_in_strategy_scope
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
@@ -476,7 +499,7 @@ class Model(keras.Model):
         strategy = self.distribute_strategy
         batch = strategy.split_batch(pack_x_y_sample_weight(x, y, sample_weight))
         logs = {k: _value(v) for k, v in strategy.run(
-            self.train_step, (_to_tensor(batch),)).items()}
+            self._step('train_step'), (_to_tensor(batch),)).items()}
         if return_dict:
             return logs
         values = list(logs.values())

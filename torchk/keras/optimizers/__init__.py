@@ -11,8 +11,10 @@ addition:
   `exclude_from_weight_decay`), and `AdamW`; RMSprop's `momentum` and `centered` and
   Adagrad's `initial_accumulator_value`, computed as tf.keras 2.11+ computes them;
 - `apply_gradients(zip(grads, variables))` and `minimize(loss, var_list, tape=None)` for
-  eager training (`train_step`, `GradientTape` loops): the update is compiled once per list
-  of variables and run on the given gradients.
+  `train_step` and `GradientTape` loops: the update is built once per list of variables,
+  with placeholders for the gradients; eagerly it is compiled and run on the given
+  gradients, in a step being recorded (`tf.function`, `fit`'s steps) it joins the step's
+  program with the step's gradients in place of the placeholders.
 """
 import importlib
 import numbers
@@ -24,7 +26,10 @@ import torch
 from keras import backend as K
 from keras import optimizers as keras_optimizers
 
+from ... import function
+from ... import program
 from ...tf import distribute
+from ...tf import tracing
 from .. import eager
 from . import schedules
 
@@ -188,14 +193,27 @@ class Optimizer(keras_optimizers.Optimizer):
         variables = [v for _, v in pairs]
         key = (self._gradient_strategy(),) + tuple(id(v) for v in variables)
         if key not in self._torchk_steps:
-            self._torchk_steps[key] = self._compile_step(variables)
+            self._torchk_steps[key] = self._symbolic_step(variables)
+        placeholders, updates, run = self._torchk_steps[key]
+        recording = tracing.current()
+        if recording is not None:
+            # In a step being recorded, the update joins the step's program.
+            values = recording.written([value for _, value in updates], [
+                (p, g) for p, (g, _) in zip(placeholders, pairs)])
+            recording.write([(v, value) for (v, _), value in zip(updates, values)])
+            return self.iterations
+        if run is None:
+            run = eager.Program(placeholders, [], [], updates)
+            self._torchk_steps[key] = (placeholders, updates, run)
         grads = [g.detach() if isinstance(g, torch.Tensor) else np.asarray(g)
                  for g, _ in pairs]
         with torch.no_grad():
-            self._torchk_steps[key](grads)
+            run(grads)
         return self.iterations
 
-    def _compile_step(self, variables):
+    def _symbolic_step(self, variables):
+        """The update of `variables` by gradients given as placeholders, built once (the
+        optimizer's slots are made then): (placeholders, updates, None)."""
         placeholders = [K.placeholder(shape=K.int_shape(v), dtype=K.dtype(v))
                         for v in variables]
         self._torchk_given_gradients = placeholders
@@ -203,7 +221,7 @@ class Optimizer(keras_optimizers.Optimizer):
             updates = self.get_updates(None, variables)
         finally:
             self._torchk_given_gradients = None
-        return eager.Program(placeholders, [], [], updates)
+        return placeholders, program.unique_updates(function.flatten_updates(updates)), None
 
     def minimize(self, loss, var_list, tape=None, grad_loss=None, name=None):
         """Computes the gradients of `loss` and applies them.
