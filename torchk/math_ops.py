@@ -29,7 +29,7 @@ __all__ = [
     'cast', 'dot', 'batch_dot', 'transpose', 'max', 'min', 'sum', 'prod', 'cumsum', 'cumprod',
     'var', 'std', 'mean', 'any', 'all', 'argmax', 'argmin', 'logsumexp', 'square', 'abs',
     'sqrt', 'exp', 'log', 'round', 'sign', 'pow', 'clip', 'equal', 'not_equal', 'greater',
-    'greater_equal', 'less', 'less_equal', 'maximum', 'minimum', 'sin', 'cos',
+    'greater_equal', 'less', 'less_equal', 'maximum', 'minimum', 'sin', 'cos', 'divide_no_nan',
 ]
 
 _NUMBERS = (bool, int, float)
