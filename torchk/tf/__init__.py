@@ -21,7 +21,8 @@ from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
                      float16, float32, float64, half, int8, int16, int32, int64, uint8)
 from .hook import import_served, install_import_hook
-from .namespaces import Namespace, module_getattr, ops_under
+from .namespaces import Namespace, ops_under
+from .namespaces import missing as _missing, missing_name as _missing_name
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
                       is_tensor, test, tf_print as print)
 from .structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
@@ -53,16 +54,16 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function', 'Variable',
     'newaxis', 'Tensor', 'nest', 'version'})
 
-_missing = module_getattr('tf')
-
-
 def __getattr__(name):
     if name == 'keras':
         keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
+    if name.startswith('__'):
+        raise AttributeError(name)
     if name == 'string':
-        raise AttributeError('tf.string: torchk does not provide it: torch tensors hold '
-                             'numbers and booleans, not strings; keep text in Python or numpy '
-                             'and turn it into numbers before making tensors.')
-    return _missing(name)
+        raise _missing_name(AttributeError(
+            'tf.string: torchk does not provide it: torch tensors hold numbers and booleans, '
+            'not strings; keep text in Python or numpy and turn it into numbers before making '
+            'tensors.'))
+    raise _missing_name(_missing('tf.' + name))
