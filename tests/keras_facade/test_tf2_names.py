@@ -196,3 +196,32 @@ def test_split_dataset_to_ordinal_pad_sequences_match_tf():
     np.testing.assert_array_equal(
         keras.utils.pad_sequences([[1, 2, 3], [4], [5, 6]], maxlen=2, padding='post',
                                   truncating='pre'), VALUES['utils/pad_sequences'])
+
+
+OPTIMIZERS = {
+    'lion': lambda: keras.optimizers.Lion(learning_rate=0.01),
+    'lion_betas': lambda: keras.optimizers.Lion(learning_rate=0.05, beta_1=0.5, beta_2=0.8),
+    'ftrl': lambda: keras.optimizers.Ftrl(learning_rate=0.1),
+    'ftrl_regularized': lambda: keras.optimizers.Ftrl(
+        learning_rate=0.2, learning_rate_power=-0.3, initial_accumulator_value=0.5,
+        l1_regularization_strength=0.05, l2_regularization_strength=0.1,
+        l2_shrinkage_regularization_strength=0.02, beta=0.3),
+    'adafactor': lambda: keras.optimizers.Adafactor(learning_rate=0.1),
+    'adafactor_absolute': lambda: keras.optimizers.Adafactor(
+        learning_rate=0.02, relative_step=False, clip_threshold=0.5, beta_2_decay=-0.5),
+}
+
+
+@pytest.mark.parametrize('case', sorted(OPTIMIZERS))
+def test_optimizer_steps_match_tf(case):
+    optimizer = OPTIMIZERS[case]()
+    variables = [keras.backend.variable(VALUES['optimizer/start%d' % i]) for i in range(2)]
+    for step in range(3):
+        grads = [VALUES['optimizer/grad%d_%d' % (step, i)] for i in range(2)]
+        optimizer.apply_gradients(zip(grads, variables))
+    for i, variable in enumerate(variables):
+        np.testing.assert_allclose(keras.backend.get_value(variable),
+                                   VALUES['optimizer/%s/%d' % (case, i)], rtol=1e-5,
+                                   atol=1e-6)
+    config = optimizer.get_config()
+    assert type(optimizer).from_config(config).get_config() == config
