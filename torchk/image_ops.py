@@ -5,6 +5,8 @@ Backend ops (`graph.op`): they run at once on tensors and record on Keras symbol
 and arguments; `torchk.tf.op_table` maps `image.extract_patches`, `image.crop_to_bounding_box`
 and `image.pad_to_bounding_box` to them.
 """
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -66,15 +68,14 @@ def _size(value):
 
 def _boxed(function):
     """Applies `function` (of a 4-D batch) to a 3-D image as a batch of one."""
-    def apply(image, *args):
+    @functools.wraps(function)
+    def apply(image, *args, **kwargs):
         if image.dim() == 3:
-            return function(image[None], *args)[0]
+            return function(image[None], *args, **kwargs)[0]
         if image.dim() != 4:
             raise ValueError('Expected an image of rank 3 or 4, got shape %s.'
                              % (tuple(image.shape),))
-        return function(image, *args)
-    apply.__name__ = function.__name__
-    apply.__doc__ = function.__doc__
+        return function(image, *args, **kwargs)
     return apply
 
 

@@ -270,6 +270,14 @@ def _conv2d(input, filters, strides, padding, data_format='NHWC', dilations=None
                     dilation_rate=_spatial(dilations, 'dilations'))
 
 
+def _compat_v1_conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,
+                      data_format='NHWC', dilations=None, filters=None):
+    """`tf.compat.v1.nn.conv2d` (what tf.keras records for `tf.nn.conv2d`): the filters as
+    `filter` (or `filters`)."""
+    return _conv2d(input, filter if filter is not None else filters, strides, padding,
+                   data_format=data_format, dilations=dilations)
+
+
 def _range(start, limit=None, delta=1, dtype=None):
     """`tf.range`: eager on numbers and tensors (`creation.range`), recorded (`K.arange`)
     when a bound is a Keras symbol, as in a model's position embedding."""
@@ -589,6 +597,7 @@ OPS.update({
     'image.crop_to_bounding_box': image_ops.crop_to_bounding_box,
     'image.pad_to_bounding_box': image_ops.pad_to_bounding_box,
     'nn.conv2d': _conv2d,
+    'compat.v1.nn.conv2d': _compat_v1_conv2d,
     'range': _range,
 })
 
