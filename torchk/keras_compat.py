@@ -69,9 +69,11 @@ numbering unless stated):
   checks each weight's size against a memory budget (`torchk.saving.validation`).
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
   lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
-  `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
-  `keras.metrics` gets `torchk.metrics` (`MeanIoU`, and `Precision` and `Recall` that
-  take `top_k`: Keras 2.3.1's are TensorFlow-only there).
+  `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`),
+  `keras.losses` gets `torchk.losses` (the focal cross-entropies, `CosineSimilarity`, tf.keras'
+  names `huber`, `kl_divergence`, `log_cosh`) and `keras.metrics` gets `torchk.metrics`
+  (`MeanIoU`, and `Precision` and `Recall` that take `top_k`: Keras 2.3.1's are
+  TensorFlow-only there, and tf.keras 2's other metrics).
 - The loop around the step: `fit`, `evaluate` and `predict` on arrays cut batches of
   consecutive samples as views (Keras copied each through a list of indices), and the
   callback timing of each batch takes the median of ten floats without numpy.
@@ -565,6 +567,11 @@ def _register_torchk_activations(keras_activations):
     activations.register(keras_activations)
 
 
+def _register_torchk_losses(keras_losses):
+    from . import losses
+    losses.register(keras_losses)
+
+
 def _register_torchk_metrics(keras_metrics):
     if not hasattr(keras_metrics, 'Metric'):  # Keras 2.2 has no stateful metric classes.
         return
@@ -619,6 +626,7 @@ _AFTER_IMPORT = {
     'keras.wrappers.scikit_learn': _add_sklearn_tags,
     'keras.layers': _register_torchk_layers,
     'keras.activations': _register_torchk_activations,
+    'keras.losses': _register_torchk_losses,
     'keras.metrics': _register_torchk_metrics,
     'keras.engine.training': _mixed_precision,
 }

@@ -49,11 +49,15 @@ from .engine import Model, Sequential  # noqa: E402
 from .layers import Input  # noqa: E402
 
 __version__ = '2.15.0'
-_LAZY = ('applications', 'datasets', 'mixed_precision')
+_LAZY = ('applications', 'datasets', 'experimental', 'mixed_precision')
 
 
 def __getattr__(name):
     if name in _LAZY:
         import importlib
         return importlib.import_module('.' + name, __name__)
-    raise AttributeError("module 'torchk.keras' has no attribute %r" % name)
+    if name.startswith('__'):
+        raise AttributeError(name)
+    from ._facade import missing
+    from ..tf.namespaces import missing_name
+    raise missing_name(missing('tf.keras.' + name))

@@ -315,8 +315,11 @@ def update_metric(metric, update_state, args, kwargs):
     key = (_signature(values), tuple(names), len(args))
     programs = metric.__dict__.setdefault('_torchk_update_programs', {})
     if key not in programs:
+        # A metric whose state has the shape of its values (MeanTensor) sees their batch size.
+        whole = getattr(metric, 'state_has_value_shape', False)
         symbols = [map_structure(lambda v: K.placeholder(
-            shape=((None,) + tuple(np.shape(v))[1:]) if np.ndim(v) else (),
+            shape=tuple(np.shape(v)) if whole or not np.ndim(v)
+            else (None,) + tuple(np.shape(v))[1:],
             dtype=_dtype_name(v)), value) for value in values]
         symbolic_args = symbols[:len(args)]
         symbolic_kwargs = dict(zip(names, symbols[len(args):]))

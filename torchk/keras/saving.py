@@ -1,4 +1,6 @@
-"""`tf.keras.saving.save_model` (also `tf.keras.models.save_model` and `Model.save`).
+"""`tf.keras.saving`: `save_model` (also `tf.keras.models.save_model` and `Model.save`),
+`load_model` (`tf.keras.models.load_model`), and the object registration of `tf.keras.utils`
+(`register_keras_serializable`, `custom_object_scope`, ...) that tf.keras 2.13+ exports here.
 
 `save_model` writes a `.keras` zip (tf.keras 2.13+'s format, `torchk.saving.keras_zip_writer`)
 for a `.keras` path or `save_format='keras'`, and HDF5 (Keras 2.3.1's format, which tf.keras 2
@@ -11,8 +13,13 @@ import os
 import warnings
 
 from keras import models as _keras_models
+from keras.utils import (custom_object_scope, deserialize_keras_object,  # noqa: F401
+                         get_custom_objects, serialize_keras_object)
 
 from ..saving import keras_zip_writer
+from ._facade import reexport
+from .utils.object_registration import (get_registered_name, get_registered_object,  # noqa: F401
+                                        register_keras_serializable)
 
 _HDF5 = ('.h5', '.hdf5')
 
@@ -63,3 +70,13 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
                       "back; TF Serving and tf.saved_model.load do not." % path)
     _keras_models.save_model(model, path, overwrite=overwrite,
                              include_optimizer=include_optimizer)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=None, **kwargs):
+    """See `torchk.keras.models.load_model`."""
+    from .models import load_model as load
+    return load(filepath, custom_objects=custom_objects, compile=compile,
+                safe_mode=safe_mode, **kwargs)
+
+
+reexport(globals(), None, exclude=('keras_zip_writer',))

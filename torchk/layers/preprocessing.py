@@ -143,7 +143,7 @@ def _take_window(images, axis, size, window):
     return torch.index_select(images, axis % K.ndim(images), indices)
 
 
-def _smart_resize(images, height, width, interpolation, layer_name):
+def smart_resize(images, height, width, interpolation, layer_name):
     """tf_keras' `smart_resize`: the largest centered crop of the target aspect ratio, resized."""
     in_height, in_width = image_size(images, layer_name)
     crop_height = min(in_height, int(np.float32(in_width * height) / np.float32(width)))
@@ -306,7 +306,7 @@ class Resizing(_Preprocessing):
         inputs = _as_floatx(inputs)
         image_size(inputs, self.name)
         if self.crop_to_aspect_ratio:
-            return _smart_resize(inputs, self.height, self.width, self.interpolation,
+            return smart_resize(inputs, self.height, self.width, self.interpolation,
                                  self.name)
         return resize(inputs, self.height, self.width, self.interpolation)
 
@@ -337,7 +337,7 @@ class CenterCrop(_Preprocessing):
         if in_height >= self.height and in_width >= self.width:
             return _crop(inputs, (in_height - self.height) // 2, (in_width - self.width) // 2,
                          self.height, self.width)
-        return _smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
+        return smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-3]) + (self.height, self.width, input_shape[-1])
@@ -477,7 +477,7 @@ class RandomCrop(_RandomAugmentation):
     def call(self, inputs, training=None):
         inputs = _as_floatx(inputs)
         in_height, in_width = image_size(inputs, self.name)
-        resized = _smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
+        resized = smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
         if in_height < self.height or in_width < self.width:
             return resized
         cropped = _take_window(_take_window(inputs, -3, in_height, self.height), -2, in_width,

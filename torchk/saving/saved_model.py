@@ -213,6 +213,19 @@ def _saved_layers(graph, keras_nodes):
     return layers
 
 
+def _named_variables(graph, layer, node_id, children):
+    """The variable nodes of a layer saved without a `variables` list (tf.keras' adapted
+    preprocessing layers: `Normalization` keeps `mean`, `variance` and `count` as the layer
+    object's own children): one child per Keras weight, by the weight's short name."""
+    names = [weight.name.split('/')[-1].split(':')[0] for weight in layer.weights]
+    missing = [name for name in names if name not in children]
+    if missing:
+        raise ModelFileError(graph.path, 'layer %r (node %d) has no variables list, nor '
+                             'children %s for its weights (its children: %s)' % (
+                                 layer.name, node_id, missing, sorted(children)))
+    return [children[name] for name in names]
+
+
 def _layer_weights(model, graph, keras_nodes, keras_version):
     """[(Keras weight, saved value, saved variable node id)] for every weight of the model,
     from the saved layer of the same name, its values in tf.keras' order converted as
@@ -231,10 +244,10 @@ def _layer_weights(model, graph, keras_nodes, keras_version):
         node_id = saved_layers[layer.name]
         loaded.add(layer.name)
         children = graph.children(node_id)
-        if 'variables' not in children:
-            raise ModelFileError(graph.path, 'layer %r (node %d) has no variables list' % (
-                layer.name, node_id))
-        variable_nodes = graph.items(children['variables'])
+        if 'variables' in children:
+            variable_nodes = graph.items(children['variables'])
+        else:
+            variable_nodes = _named_variables(graph, layer, node_id, children)
         variables = [graph.variable(v) for v in variable_nodes]
         values = [graph.bundle.read(key) for key, _ in variables]
         values = preprocess_weights_for_loading(layer, values, keras_version, 'tensorflow')

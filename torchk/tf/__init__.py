@@ -16,14 +16,19 @@ import os
 
 import torch
 
-from . import data, image, linalg, math, nn, random, strings
-from .creation import constant, eye, fill, linspace, ones, range, zeros
+from . import data, image, linalg, math, nn, random, strings, summary
+from .control_flow import map_fn
+from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
                      float16, float32, float64, half, int8, int16, int32, int64, string, uint8)
+from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
+from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
+                           random_uniform_initializer, zeros_initializer)
 from .module import Module
-from .namespaces import Namespace, module_getattr, ops_under
+from .namespaces import Namespace, ops_under
+from .namespaces import missing as _missing, missing_name as _missing_name
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
                       is_tensor, test, tf_print as print)
 from .structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
@@ -47,15 +52,15 @@ nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structur
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
-    'data', 'image', 'linalg', 'math', 'nn', 'random', 'strings', 'constant', 'eye', 'fill',
-    'linspace', 'ones', 'range', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
+    'data', 'image', 'linalg', 'math', 'nn', 'random', 'strings', 'summary', 'constant', 'eye',
+    'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
     'int16', 'int32', 'int64', 'string', 'uint8', 'install_import_hook', 'TensorShape',
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
-    'Module', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute'})
-
-_missing = module_getattr('tf')
+    'Module', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
+    'constant_initializer', 'ones_initializer', 'random_normal_initializer',
+    'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 
 
 def __getattr__(name):
@@ -67,4 +72,6 @@ def __getattr__(name):
         # Imported when first used: it imports Keras (through torchk.distributed).
         import importlib
         return importlib.import_module(__name__ + '.distribute')
-    return _missing(name)
+    if name.startswith('__'):
+        raise AttributeError(name)
+    raise _missing_name(_missing('tf.' + name))

@@ -144,6 +144,20 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
                                        mean + 2 * stddev)
 
 
+def random_gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
+    """Gamma-distributed values (`tf.random.gamma`): shape `shape + broadcast(alpha,
+    beta).shape`, concentration `alpha` and rate `beta` (default 1)."""
+    dtype = _float(dtype)
+    alpha = convert_to_tensor(alpha, dtype=dtype)
+    beta = torch.ones_like(alpha) if beta is None else convert_to_tensor(beta, dtype=dtype)
+    alpha, beta = torch.broadcast_tensors(alpha, beta)
+    sample_shape = shape_tuple(shape) + tuple(alpha.shape)
+    # torch samples in float32 or float64 only.
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    draw = torch._standard_gamma(alpha.to(work).expand(sample_shape).contiguous())
+    return (draw / beta.to(work)).to(dtype)
+
+
 def random_shuffle(value, seed=None, name=None):
     """`value` with its first axis randomly permuted (`tf.random.shuffle`)."""
     value = convert_to_tensor(value)

@@ -17,7 +17,7 @@ import os
 import sys
 import types
 
-from .namespaces import DOCUMENT
+from .namespaces import DOCUMENT, Namespace
 
 _TENSORBOARD_NO_TF = 'tensorboard.compat.notf'
 _PREFIXES = (('tensorflow.keras', 'torchk.keras'), ('tf_keras', 'torchk.keras'),
@@ -41,7 +41,8 @@ def import_served(fullname, target):
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as error:
-        if error.name != target:
+        if error.name is None or not (target == error.name
+                                      or target.startswith(error.name + '.')):
             raise
         parent, _, attribute = target.rpartition('.')
         namespace = getattr(sys.modules.get(parent), attribute, None)
@@ -53,6 +54,17 @@ def import_served(fullname, target):
             % (fullname, target, DOCUMENT), name=fullname) from error
 
 
+def _register_namespaces(fullname, module):
+    """Puts the `Namespace`s held by `module` (served as `fullname`) into sys.modules under
+    their served names, so that `import tensorflow.experimental.numpy` finds a namespace
+    inside a namespace (which is no package the import system could search)."""
+    for name, value in list(vars(module).items()):
+        if isinstance(value, Namespace) and not name.startswith('_'):
+            served = '%s.%s' % (fullname, name)
+            if sys.modules.setdefault(served, value) is value:
+                _register_namespaces(served, value)
+
+
 class _AliasLoader(importlib.abc.Loader):
     """Loads a name by importing the torchk module that serves it."""
 
@@ -61,7 +73,9 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        return import_served(self.fullname, self.target)
+        module = import_served(self.fullname, self.target)
+        _register_namespaces(self.fullname, module)
+        return module
 
     def exec_module(self, module):
         """Nothing to run: the torchk module ran when imported."""

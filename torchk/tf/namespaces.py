@@ -3,7 +3,10 @@
 Every `tf.*` namespace (`tf`, `tf.math`, `tf.nn`, ...) is a module whose `__getattr__`
 raises an `AttributeError` naming the missing `tf.X`, saying torchk does not provide it and
 pointing at docs/TF_SUBSET.md, the list of what it provides (made by `subset_document`).
+`from tensorflow.math import X` raises an `ImportError` with the same message
+(`missing_name`), not Python's bare "cannot import name".
 """
+import dis
 import inspect
 import sys
 import textwrap
@@ -30,12 +33,40 @@ def missing(path):
         % (path, DOCUMENT))
 
 
+_IMPORT_FROM = dis.opmap['IMPORT_FROM']
+
+
+def _importing_from(frame):
+    """Whether `frame` is running `from module import name` (CPython's IMPORT_FROM)."""
+    if frame is None:
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _IMPORT_FROM
+
+
+def missing_name(error, depth=1):
+    """`error` (the AttributeError of a missing name), or, when the code asking for the name
+    is a `from ... import` statement, an `ImportError` with its message.
+
+    Python turns an AttributeError of a module's `__getattr__` into its own "cannot import
+    name" message, losing ours; an ImportError passes through.
+
+    # Arguments
+        error: the AttributeError that `getattr` raises.
+        depth: how many frames above the caller of `missing_name` the `__getattr__`'s caller
+            is (1: the caller of `missing_name` is the `__getattr__`).
+    """
+    if _importing_from(sys._getframe(depth + 1)):
+        return ImportError(str(error))
+    return error
+
+
 def module_getattr(path):
     """A module-level `__getattr__` for the namespace `path` (`'tf.math'`)."""
     def __getattr__(name):
         if name.startswith('__'):
             raise AttributeError(name)
-        raise missing('%s.%s' % (path, name))
+        raise missing_name(missing('%s.%s' % (path, name)))
     return __getattr__
 
 
@@ -55,7 +86,7 @@ class Namespace(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith('__'):
             raise AttributeError(name)
-        raise missing('%s.%s' % (self._tf_path, name))
+        raise missing_name(missing('%s.%s' % (self._tf_path, name)))
 
 
 def _tensor_argument(value, takes_list):

@@ -1,10 +1,12 @@
 """`tf.keras.layers`: Keras 2.3.1's layers, with torchk's (`torchk/layers/`: normalization,
-attention, preprocessing, global pooling with `keepdims`, ...), `Input` and
-`experimental.preprocessing`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True`
+attention, preprocessing, global pooling with `keepdims`, `EinsumDense`, ...), `Input`,
+tf.keras' other names of the same classes (`Convolution2DTranspose`, ...), and
+`experimental`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True`
 (`recurrent.py`), and `BatchNormalization` in inference mode when frozen
 (`normalization.py`)."""
 from keras import layers as _keras_layers
 from keras.layers import Input, InputLayer, Layer  # noqa: F401
+from keras.layers.wrappers import Wrapper  # noqa: F401
 
 from .._facade import reexport
 from . import experimental  # noqa: F401
@@ -12,4 +14,10 @@ from .normalization import frozen_batch_normalization_infers as _frozen_infers
 from .recurrent import GRU, GRUCell  # noqa: F401
 
 _frozen_infers()
+Convolution1DTranspose = _keras_layers.Conv1DTranspose
+Convolution2DTranspose = _keras_layers.Conv2DTranspose
+Convolution3DTranspose = _keras_layers.Conv3DTranspose
+SeparableConvolution1D = _keras_layers.SeparableConv1D
+SeparableConvolution2D = _keras_layers.SeparableConv2D
+
 reexport(globals(), _keras_layers, exclude=('Model', 'Sequential', 'absolute_import'))

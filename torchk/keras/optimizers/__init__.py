@@ -31,10 +31,13 @@ from ... import program
 from ...tf import distribute
 from ...tf import tracing
 from .. import eager
-from . import schedules
+from .._facade import missing
+from ...tf.namespaces import missing_name
+from . import algorithms, schedules
 
 __all__ = ['Optimizer', 'SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'AdamW', 'Adamax',
-           'Nadam', 'schedules', 'legacy', 'experimental', 'serialize', 'deserialize', 'get']
+           'Nadam', 'Lion', 'Ftrl', 'Adafactor', 'schedules', 'legacy', 'experimental',
+           'serialize', 'deserialize', 'get']
 
 
 class Optimizer(keras_optimizers.Optimizer):
@@ -414,8 +417,26 @@ Adamax = _tf_optimizer(keras_optimizers.Adamax,
 Nadam = _tf_optimizer(keras_optimizers.Nadam,
                       dict(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7))
 
+Lion = _tf_optimizer(algorithms.RuleBase, dict(learning_rate=0.0001, beta_1=0.9, beta_2=0.99),
+                     own=('beta_1', 'beta_2'), name='Lion', update_rule=algorithms.lion_rule)
+Ftrl = _tf_optimizer(algorithms.RuleBase,
+                     dict(learning_rate=0.001, learning_rate_power=-0.5,
+                          initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                          l2_regularization_strength=0.0,
+                          l2_shrinkage_regularization_strength=0.0, beta=0.0),
+                     own=('learning_rate_power', 'initial_accumulator_value',
+                          'l1_regularization_strength', 'l2_regularization_strength',
+                          'l2_shrinkage_regularization_strength', 'beta'),
+                     name='Ftrl', update_rule=algorithms.ftrl_rule)
+Adafactor = _tf_optimizer(algorithms.RuleBase,
+                          dict(learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30,
+                               epsilon_2=1e-3, clip_threshold=1.0, relative_step=True),
+                          own=('beta_2_decay', 'epsilon_1', 'epsilon_2', 'clip_threshold',
+                               'relative_step'),
+                          name='Adafactor', update_rule=algorithms.adafactor_rule)
+
 _CLASSES = {c.__name__.lower(): c for c in (SGD, RMSprop, Adagrad, Adadelta, Adam, AdamW,
-                                            Adamax, Nadam)}
+                                            Adamax, Nadam, Lion, Ftrl, Adafactor)}
 
 
 def serialize(optimizer):
@@ -454,7 +475,9 @@ def get(identifier):
 
 def __getattr__(name):
     """`optimizers.legacy` (tf.keras 2.11+) and `optimizers.experimental` (2.9+), loaded on
-    first use: they re-export this module's classes."""
+    first use: they re-export this module's classes. Other names: the documented error."""
     if name in ('legacy', 'experimental'):
         return importlib.import_module(__name__ + '.' + name)
-    raise AttributeError('module %r has no attribute %r' % (__name__, name))
+    if name.startswith('__'):
+        raise AttributeError(name)
+    raise missing_name(missing('tf.keras.optimizers.' + name))

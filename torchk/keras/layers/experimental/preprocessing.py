@@ -6,12 +6,9 @@
 from ....layers import categorical as _categorical
 from ....layers import preprocessing as _preprocessing
 from ....layers import text as _text
+from ..._facade import reexport
 
 _LAYERS = {name: getattr(module, name) for module in (_preprocessing, _text, _categorical)
            for name in module.__all__}
 globals().update(_LAYERS, PreprocessingLayer=_categorical.PreprocessingLayer)
-__all__ = sorted(_LAYERS) + ['PreprocessingLayer']
-
-
-def __getattr__(name):
-    raise AttributeError('module %r has no attribute %r' % (__name__, name))
+reexport(globals(), None)
