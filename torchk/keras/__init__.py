@@ -49,7 +49,7 @@ from .engine import Model, Sequential  # noqa: E402
 from .layers import Input  # noqa: E402
 
 __version__ = '2.15.0'
-_LAZY = ('applications', 'datasets', 'experimental', 'mixed_precision')
+_LAZY = ('applications', 'datasets', 'experimental', 'mixed_precision', 'saving')
 
 
 def __getattr__(name):

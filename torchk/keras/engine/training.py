@@ -36,7 +36,7 @@ from ...tf import tape
 from ...tf import tracing
 from .. import eager
 from .. import optimizers as tf_optimizers
-from ..saving import make_parent_folder, save_model
+from .saving import make_parent_folder, save_model
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
                            _is_array_data, _numpy_batches, _numpy_batches_once, _take,
