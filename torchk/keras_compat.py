@@ -568,6 +568,8 @@ def _register_torchk_activations(keras_activations):
 
 
 def _register_torchk_losses(keras_losses):
+    if not hasattr(keras_losses, 'LossFunctionWrapper'):  # Keras 2.2 has no loss classes.
+        return
     from . import losses
     losses.register(keras_losses)
 
