@@ -355,3 +355,24 @@ def test_save_model_into_a_stream_round_trips():
     loaded = keras.models.load_model(stream)
     assert same(loaded.get_weights(), weights)
     np.testing.assert_allclose(loaded.predict(x), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_subclassed_model_defining_build_is_built_before_its_first_fit():
+    """training.py:463 called the model's `call` on placeholders unbuilt: its weights,
+    made in `build`, did not exist yet."""
+    import keras
+    import numpy as np
+
+    class Affine(keras.Model):
+        def build(self, input_shape):
+            self.w = self.add_weight(shape=(input_shape[1], 1), initializer='ones', name='w')
+            self.b = self.add_weight(shape=(1,), initializer='zeros', name='b')
+
+        def call(self, inputs):
+            return keras.backend.dot(inputs, self.w) + self.b
+
+    x = np.random.RandomState(0).rand(8, 3).astype('float32')
+    model = Affine()
+    model.compile('sgd', 'mse')
+    assert model.evaluate(x, x.sum(1, keepdims=True), verbose=0) < 1e-10
+    assert [w.shape for w in model.get_weights()] == [(3, 1), (1,)]

@@ -77,6 +77,9 @@ numbering unless stated):
 - The loop around the step: `fit`, `evaluate` and `predict` on arrays cut batches of
   consecutive samples as views (Keras copied each through a list of indices), and the
   callback timing of each batch takes the median of ten floats without numpy.
+- A subclassed model whose class defines `build` is built before its first `fit`,
+  `evaluate` or `predict` calls it on placeholders (`Model._set_inputs`), as `Layer.__call__`
+  builds a layer; Keras 2.3.1 called it unbuilt, without its weights.
 - Mixed precision: `torchk.mixed_precision.install` gives Keras' `Layer` its dtype policy
   (tf.keras' API, which Keras 2.3.1 lacks), losses float32 inputs, and `Model.compile` loss
   scaling under `mixed_float16`.
@@ -602,6 +605,48 @@ def _sklearn_tags(estimator_type):
     return __sklearn_tags__
 
 
+def _build_before_setting_inputs(training):
+    """`Model._set_inputs` (a subclassed model's first `fit`, `evaluate` or `predict`) calls
+    the model's `call` without building it: a model whose class defines `build` (its weights
+    made there, as keras-io's models do) failed. It now builds first, as `Layer.__call__`
+    does, with the shapes of the inputs, batch size unknown."""
+    keras_set_inputs = training.Model._set_inputs
+
+    def _set_inputs(self, inputs, outputs=None, training=None):
+        defines_build = (type(self).build.__module__.split('.')[0] not in ('keras', 'torchk')
+                         and not self._is_graph_network)
+        if defines_build and outputs is None and not self.weights and not self.inputs \
+                and not getattr(self, '_torchk_building', False):
+            self._torchk_building = True
+            try:
+                self.build(_input_shapes(inputs))
+            finally:
+                self._torchk_building = False
+            if self.inputs:  # that build called Model.build, which set them
+                return None
+        return keras_set_inputs(self, inputs, outputs, training)
+
+    training.Model._set_inputs = _set_inputs
+
+
+def _input_shapes(inputs):
+    """The shapes of model inputs (arrays or tensors; a list or dict of them), batch size
+    unknown."""
+    if isinstance(inputs, (list, tuple)):
+        return [_input_shapes(value) for value in inputs]
+    if isinstance(inputs, dict):
+        return {name: _input_shapes(value) for name, value in inputs.items()}
+    backend = sys.modules['keras.backend']
+    if backend.is_tensor(inputs) and backend.is_keras_tensor(inputs):
+        return backend.int_shape(inputs)
+    return (None,) + tuple(np.shape(inputs))[1:]
+
+
+def _patch_training(training):
+    _mixed_precision(training)
+    _build_before_setting_inputs(training)
+
+
 def _mixed_precision(training):
     """Installs `torchk.mixed_precision` (the dtype policy of layers, float32 losses, loss
     scaling at compile) on Keras' `Layer`, `Loss` and `Model`, once `keras.engine.training`
@@ -630,7 +675,7 @@ _AFTER_IMPORT = {
     'keras.activations': _register_torchk_activations,
     'keras.losses': _register_torchk_losses,
     'keras.metrics': _register_torchk_metrics,
-    'keras.engine.training': _mixed_precision,
+    'keras.engine.training': _patch_training,
 }
 
 

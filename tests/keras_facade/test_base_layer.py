@@ -72,6 +72,51 @@ def test_endpoint_layer_trains():
     np.testing.assert_allclose(outer.predict([x, t]), x.sum(1, keepdims=True), rtol=1e-5)
 
 
+def test_inputs_given_by_the_name_of_calls_first_parameter():
+    layer = Endpoint()
+    np.testing.assert_allclose(np.asarray(layer(logits=A, targets=B, scale=2.)), A * 2)
+    with pytest.raises(TypeError, match=r'called without inputs \(`logits`\)'):
+        layer(targets=B)
+
+
+class RequiresTraining(keras.layers.Layer):
+    def call(self, inputs, training):
+        return keras.backend.in_train_phase(inputs * 2., inputs, training=training)
+
+
+def test_a_required_training_argument_is_passed_when_not_given():
+    layer = RequiresTraining()
+    model = keras.Model(*(lambda i: (i, layer(i)))(keras.Input((3,))))
+    np.testing.assert_allclose(model.predict(A), A)
+    np.testing.assert_allclose(np.asarray(layer(A)), A)
+    np.testing.assert_allclose(np.asarray(layer(A, training=True)), 2 * A)
+
+
+class DictEndpointModel(keras.Model):
+    """keras-io's subclassed endpoint model: one dict of inputs (data and targets), its
+    only loss from `add_loss`, compiled without a loss."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(1, kernel_initializer='ones')
+        self.endpoint = Endpoint()
+
+    def call(self, inputs):
+        return self.endpoint(logits=self.dense(inputs['x']), targets=inputs['t'])
+
+
+def test_subclassed_model_fits_a_dict_of_inputs_with_add_loss_only():
+    rng = np.random.RandomState(0)
+    x, t = rng.randn(16, 3).astype('float32'), rng.randn(16, 1).astype('float32')
+    model = DictEndpointModel()
+    model.compile(keras.optimizers.SGD(0.))
+    history = model.fit({'t': t, 'x': x}, batch_size=16, epochs=1, verbose=0).history
+    assert history['loss'][0] == pytest.approx(np.mean((x.sum(1, keepdims=True) - t) ** 2),
+                                               rel=1e-5)
+    np.testing.assert_allclose(model.predict({'x': x, 't': t}), x.sum(1, keepdims=True),
+                               rtol=1e-5)
+
+
 @pytest.mark.parametrize('form', ['h5', 'keras', 'json'])
 def test_endpoint_model_saved_as_tf_keras_saves_it(tmp_path, form):
     """The targets are saved in the node's keyword arguments, as tf.keras writes them."""

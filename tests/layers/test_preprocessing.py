@@ -81,6 +81,35 @@ def test_unknown_image_size_raises(layer):
         layer(keras.Input((None, None, 3)))
 
 
+@pytest.mark.parametrize('axis, kept', [(-1, (3,)), ((1, 3), (1, 3)), (None, ())])
+@pytest.mark.parametrize('batch_size', [None, 5])
+def test_normalization_adapts_to_the_moments_of_its_data(axis, kept, batch_size):
+    images = IMAGES * np.array([1., 2., 0.5], 'float32') - 30.
+    layer = Normalization(axis=axis)
+    layer.adapt(images, batch_size=batch_size)
+    reduced = tuple(d for d in range(4) if d not in kept)
+    np.testing.assert_allclose(K.get_value(layer.adapt_mean),
+                               images.astype('float64').mean(reduced), rtol=1e-6)
+    np.testing.assert_allclose(K.get_value(layer.adapt_variance),
+                               images.astype('float64').var(reduced), rtol=1e-5)
+    assert int(K.get_value(layer.count)) == images.size // max(
+        1, int(np.prod([images.shape[d] for d in kept])))
+    assert layer.is_adapted
+    inputs = keras.Input((5, 6, 3))
+    outputs = keras.Model(inputs, layer(inputs)).predict(images)
+    np.testing.assert_allclose(outputs.mean(reduced), 0., atol=1e-4)
+    np.testing.assert_allclose(outputs.std(reduced), 1., rtol=1e-4)
+
+
+def test_normalization_adapt_errors():
+    with pytest.raises(ValueError, match='given as arguments'):
+        Normalization(mean=0., variance=1.).adapt(IMAGES)
+    layer = Normalization()
+    layer.adapt(IMAGES)
+    with pytest.raises(ValueError, match=r'batch of shape \(16, 5, 6, 4\)'):
+        layer.adapt(np.zeros((16, 5, 6, 4)))
+
+
 def test_normalization_takes_adapted_statistics_from_weights():
     layer = Normalization(axis=-1)
     inputs = keras.Input((5, 6, 3))

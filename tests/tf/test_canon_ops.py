@@ -142,3 +142,22 @@ def test_experimental_numpy_and_xla():
     update = tf.compiler.tf2xla.python.xla.dynamic_update_slice
     assert update(tf.zeros([5]), tf.constant([7., 8.]), [4]).numpy().tolist() == [
         0, 0, 0, 7, 8]  # the start is clamped so that the update fits
+
+
+def test_a_list_of_tensors_is_packed_into_one():
+    """TF converts a list holding tensors with `tf.stack` (keras-io's attention MIL layer
+    takes `tf.math.softmax` of a list of per-instance scores)."""
+    import torchk.keras as keras
+    a = np.array([[1., 2.], [0., -1.]], 'float32')
+    b = np.array([[3., 0.], [1., 1.]], 'float32')
+    stacked = np.stack([a, b])
+    expected = np.exp(stacked) / np.exp(stacked).sum(0)
+    np.testing.assert_allclose(
+        tf.math.softmax([tf.constant(a), tf.constant(b)], axis=0).numpy(), expected,
+        rtol=1e-6)
+    inputs = [keras.Input((2,)), keras.Input((2,))]
+    model = keras.Model(inputs, keras.layers.Lambda(
+        lambda xs: tf.math.softmax(list(xs), axis=0)[0])(inputs))
+    np.testing.assert_allclose(model.predict([a, b]), expected[0], rtol=1e-6)
+    np.testing.assert_allclose(tf.reduce_sum([[tf.constant(a)], [tf.constant(b)]],
+                                             axis=0).numpy(), [a + b], rtol=1e-6)

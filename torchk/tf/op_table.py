@@ -47,10 +47,19 @@ def _keras_activations():
 
 def tensor_of(value):
     """`value` as a tensor unless it is one (or a Keras symbol), by TF's dtype rules
-    (`tensors.convert_to_tensor`)."""
+    (`tensors.convert_to_tensor`); a (nested) list holding tensors is packed into one, as TF
+    packs it (`tf.stack`)."""
     if isinstance(value, torch.Tensor) or K.is_tensor(value):
         return value
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        return K.stack([tensor_of(item) for item in value])
     return convert_to_tensor(value)
+
+
+def _holds_tensor(value):
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(item) for item in value)
+    return isinstance(value, torch.Tensor) or K.is_tensor(value)
 
 
 def _binary(operator):

@@ -2,21 +2,25 @@
 
 Each difference from Keras 2.3.1 is one function here:
 - `bind_call_arguments`: positional arguments after `inputs` bind to `call`'s parameters by
-  name, as tf.keras binds them (`layer(logits, targets)`); a layer that tf.keras calls with
-  tensors by keyword and Keras 2 with one input list (`MultiHeadAttention(query, value,
-  key=..., attention_mask=...)`) is given the list.
+  name, as tf.keras binds them (`layer(logits, targets)`), and the inputs may be given by
+  the name of `call`'s first parameter (`layer(logits=..., targets=...)`); a layer that
+  tf.keras calls with tensors by keyword and Keras 2 with one input list
+  (`MultiHeadAttention(query, value, key=..., attention_mask=...)`) is given the list.
 - `flatten_call` (calls with tensor arguments): tensors among the keyword arguments, and an
   explicit `mask`, are inputs of the call, as in tf.keras. They join the node's input tensors,
   and the node's arguments keep where each goes (`CALL_SPEC`), so that a functional model
   replays the call (`functional.py`) and saves and loads it.
 - `training_context`: a call without `training` takes the enclosing call's, as tf.keras
   propagates it into nested calls; a layer whose `call` has no `training` parameter (a
-  functional model) passes the value given to the layers it calls (kept in its node).
+  functional model) passes the value given to the layers it calls (kept in its node); a
+  `call` whose `training` parameter has no default gets None (the learning phase) when no
+  value is given, as tf.keras always passes one.
 - eager calls (values, not symbols: `eager.call_layer`) take the `_keras_mask` of their
   inputs as their mask, and their outputs carry the mask they compute, as in tf.keras.
 - `add_weight_with_tf_keras_defaults`: `add_weight` without an initializer initialises
   floating weights with `glorot_uniform` and others with zeros, without a shape makes a
   scalar, and takes (and has no use for) tf.keras' distribution arguments.
+- `node_of_tuple_outputs`: a `call` that returns a tuple of tensors has that many outputs.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
 """
@@ -70,6 +74,24 @@ def _positional_parameters(call):
                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
+@functools.lru_cache(maxsize=None)
+def _requires_training(call):
+    """Whether a `call` function has a `training` parameter without a default."""
+    parameter = inspect.signature(call).parameters.get('training')
+    return parameter is not None and parameter.default is parameter.empty
+
+
+@functools.lru_cache(maxsize=None)
+def _first_parameter(call):
+    """The name of a `call` function's first parameter after `self` (its inputs, which
+    tf.keras also takes by that name), or None."""
+    parameters = list(inspect.signature(call).parameters.values())[1:2]
+    if parameters and parameters[0].kind in (parameters[0].POSITIONAL_ONLY,
+                                             parameters[0].POSITIONAL_OR_KEYWORD):
+        return parameters[0].name
+    return None
+
+
 def _keyword_list_class(layer):
     return next((cls.__name__ for cls in type(layer).__mro__
                  if cls.__name__ in CALL_TENSOR_KEYWORDS), None)
@@ -88,10 +110,12 @@ def bind_call_arguments(layer, args, kwargs):
     """
     keywords = dict(kwargs)
     if not args:
-        if 'inputs' not in keywords:
-            raise TypeError('%s (%s) was called without inputs.' % (type(layer).__name__,
-                                                                     layer.name))
-        args = (keywords.pop('inputs'),)
+        first = _first_parameter(getattr(type(layer).call, '__func__', type(layer).call))
+        name = next((n for n in (first, 'inputs') if n in keywords), None)
+        if name is None:
+            raise TypeError('%s (%s) was called without inputs (`%s`).'
+                            % (type(layer).__name__, layer.name, first or 'inputs'))
+        args = (keywords.pop(name),)
     inputs, rest = args[0], args[1:]
     listing = _keyword_list_class(layer)
     if listing is not None:
@@ -233,6 +257,9 @@ def _call_symbolically(layer, keras_call, inputs, keywords):
         keywords['training'] = training = current_training()
     if not accepts_training:
         keywords.pop('training', None)
+    elif 'training' not in keywords and _requires_training(
+            getattr(type(layer).call, '__func__', type(layer).call)):
+        keywords['training'] = None  # tf.keras passes it always (None: the learning phase)
     mask = keywords.get('mask')
     if mask is not None and _holds_only(mask, _is_keras_tensor):
         del keywords['mask']
@@ -349,6 +376,23 @@ def _recorded_call_first(layer_call):
     return __call__
 
 
+def node_of_tuple_outputs(keras_add_inbound_node):
+    """Keras 2.3.1's `Layer._add_inbound_node`, taking a tuple of output tensors (a `call`
+    returning `output, kernel`) as that many outputs, each with its own shape; Keras took
+    the tuple for one tensor."""
+    @functools.wraps(keras_add_inbound_node)
+    def _add_inbound_node(self, input_tensors, output_tensors, input_masks, output_masks,
+                          input_shapes, output_shapes, arguments=None):
+        if isinstance(output_tensors, tuple):
+            output_tensors = list(output_tensors)
+            output_shapes = [K.int_shape(tensor) for tensor in output_tensors]
+            if not isinstance(output_masks, (list, tuple)):
+                output_masks = [output_masks] * len(output_tensors)
+        return keras_add_inbound_node(self, input_tensors, output_tensors, input_masks,
+                                      output_masks, input_shapes, output_shapes, arguments)
+    return _add_inbound_node
+
+
 def install():
     """Puts tf.keras' call conventions on Keras 2.3.1's `Layer.__call__` (see the module
     docstring); calls on values compute at once (`eager.call_layer`)."""
@@ -374,6 +418,8 @@ def install():
     __call__._torchk_tf_keras = True
     base_layer.Layer.__call__ = __call__
     base_layer.Layer.compute_mask = compute_mask_if_supported
+    base_layer.Layer._add_inbound_node = node_of_tuple_outputs(
+        base_layer.Layer._add_inbound_node)
     for layer_class in (convolutional_recurrent.ConvRNN2D, recurrent.RNN, wrappers.Bidirectional):
         layer_class.__call__ = _recorded_call_first(layer_class.__call__)
     base_layer.Layer.add_weight = add_weight_with_tf_keras_defaults(base_layer.Layer.add_weight)

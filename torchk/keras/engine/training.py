@@ -204,7 +204,34 @@ class Model(keras.Model):
 
     def _standardize_user_data(self, x, *args, **kwargs):
         self._unbuilt_while_inputs_unknown()
-        return super(Model, self)._standardize_user_data(x, *args, **kwargs)
+        if isinstance(x, dict) and not self._is_graph_network and not self.inputs:
+            self._set_inputs(x)
+        standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
+        if self.optimizer is not None and not self._is_compiled and self.built:
+            # Keras 2.3.1 compiles a subclassed model once the first targets set its outputs;
+            # tf.keras also trains one whose losses all come from `add_loss` (no targets).
+            self.compile(optimizer=self.optimizer, loss=self.loss,
+                         metrics=self._compile_metrics,
+                         weighted_metrics=self._compile_weighted_metrics,
+                         loss_weights=self.loss_weights)
+        return standardized
+
+    def _set_inputs(self, inputs, outputs=None, training=None):
+        """Keras 2.3.1's, and a dict of inputs (name -> array or Keras tensor), which tf.keras
+        passes whole to a subclassed model's `call`; data are then fed by those names."""
+        if not isinstance(inputs, dict):
+            return super(Model, self)._set_inputs(inputs, outputs, training)
+        tensors = {name: value if K.is_tensor(value)
+                   else K.placeholder(shape=_input_shape(value), name=name)
+                   for name, value in inputs.items()}
+        if outputs is None:
+            outputs = (self.call(tensors, training=training) if self._expects_training_arg
+                       else self.call(tensors))
+        super(Model, self)._set_inputs(list(tensors.values()), outputs, training)
+        self.input_names = list(tensors)
+        self._feed_input_names = [name for name, value in tensors.items()
+                                  if K.is_placeholder(value)]
+        return None
 
     def build(self, input_shape=None):
         """tf.keras' `Model.build`: a subclassed model is called on placeholders of
