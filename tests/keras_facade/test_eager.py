@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import torchk.keras as keras
+import torchk.tf as tf
 
 X = np.random.RandomState(0).randn(5, 3).astype('float32')
 
@@ -84,3 +85,24 @@ def test_sequential_regularization_losses_count_once():
     assert len(model.losses) == 1
     np.testing.assert_allclose(float(model.losses[0].detach()), 0.1 * (kernel ** 2).sum(),
                                rtol=1e-5)
+
+
+class RunningSum(keras.layers.Layer):
+    """keras-io's `ComputeSum`: a `tf.Variable` written in `call`, and returned."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.total = tf.Variable(initial_value=tf.zeros((size,)), trainable=False)
+
+    def call(self, inputs):
+        self.total.assign_add(tf.reduce_sum(inputs, axis=0))
+        return self.total
+
+
+def test_variable_written_in_an_eager_call_is_updated_and_returned():
+    layer = RunningSum(2)
+    x = np.array([[1., 2.], [3., 4.]], 'float32')
+    np.testing.assert_allclose(np.asarray(layer(x)), [4., 6.])
+    np.testing.assert_allclose(np.asarray(layer(x)), [8., 12.])
+    np.testing.assert_allclose(layer.total.numpy(), [8., 12.])
+    assert layer.non_trainable_weights == [layer.total]

@@ -208,16 +208,23 @@ def call_layer(layer, inputs, training, key, trace):
 def _build_layer_program(layer, inputs, training, trace):
     batch = _keeps_batch_size(layer)
     symbols = map_structure(lambda value: _placeholder(value, batch=batch), inputs)
-    outputs = trace(symbols)
     flat_inputs = leaves(symbols)
-    flat_outputs = leaves(outputs)
+    # The call is recorded as a step is (`tf/tracing.py`): its writes to `tf.Variable`s
+    # (`assign_add` in `call`) are updates of the program, and what it returns of them their
+    # written values. `tracing()` keeps the step's layer-state recording out of it: the
+    # program takes the layer's updates itself.
+    recording = step_tracing.Recording(flat_inputs)
+    with recording.active(), tracing():
+        outputs = trace(symbols)
+    flat_outputs = [recording.read(x) if isinstance(x, Variable) else x
+                    for x in leaves(outputs)]
     masks = [_mask_of(x) for x in flat_outputs]
     masked = [i for i, mask in enumerate(masks) if mask is not None]
     losses = _computable(_each_once(layer.get_losses_for(flat_inputs)
                                     + layer.get_losses_for(None)), flat_inputs)
     updates = _computable(function.flatten_updates(
         layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)
-        if training else _state_updates(layer)), flat_inputs)
+        if training else _state_updates(layer)), flat_inputs) + recording.updates()
     run = Program(flat_inputs, flat_outputs + [masks[i] for i in masked],
                   [K.sum(l) for l in losses], updates, training)
     return run, map_structure(lambda _: None, outputs), masked
