@@ -376,3 +376,23 @@ def test_subclassed_model_defining_build_is_built_before_its_first_fit():
     model.compile('sgd', 'mse')
     assert model.evaluate(x, x.sum(1, keepdims=True), verbose=0) < 1e-10
     assert [w.shape for w in model.get_weights()] == [(3, 1), (1,)]
+
+
+def test_callbacks_begin_and_end_hooks_get_a_dict_of_logs():
+    import keras
+    import numpy as np
+    seen = []
+
+    class Keys(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            seen.append(('train_begin', sorted(logs.keys())))
+
+        def on_test_end(self, logs=None):
+            seen.append(('test_end', sorted(logs.keys())))
+
+    model = keras.models.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+    model.compile('sgd', 'mse')
+    x = np.zeros((4, 2), 'float32')
+    model.fit(x, x[:, :1], epochs=1, verbose=0, callbacks=[Keys()])
+    model.evaluate(x, x[:, :1], verbose=0, callbacks=[Keys()])
+    assert seen == [('train_begin', []), ('test_end', [])]

@@ -76,7 +76,8 @@ numbering unless stated):
   TensorFlow-only there, and tf.keras 2's other metrics).
 - The loop around the step: `fit`, `evaluate` and `predict` on arrays cut batches of
   consecutive samples as views (Keras copied each through a list of indices), and the
-  callback timing of each batch takes the median of ten floats without numpy.
+  callback timing of each batch takes the median of ten floats without numpy; callbacks'
+  `on_train_begin` and the other begin/end hooks get a dict of logs (empty), not None.
 - A subclassed model whose class defines `build` is built before its first `fit`,
   `evaluate` or `predict` calls it on placeholders (`Model._set_inputs`), as `Layer.__call__`
   builds a layer; Keras 2.3.1 called it unbuilt, without its weights.
@@ -431,9 +432,28 @@ def _export_session_functions(backend):
 
 
 def _torchk_callbacks(callbacks):
-    """The two fixes of `keras.callbacks` below."""
+    """The three fixes of `keras.callbacks` below."""
     _torchk_tensorboard(callbacks)
     _cheap_callback_timing(callbacks)
+    _logs_as_dicts(callbacks)
+
+
+def _logs_as_dicts(callbacks):
+    """`CallbackList` gives the callbacks' `on_train_begin`, `on_test_end`, ... a dict of
+    logs, empty where Keras passed None (callbacks written for tf.keras, which passes a dict,
+    call `logs.keys()`)."""
+    for stage in ('train', 'test', 'predict'):
+        for event in ('begin', 'end'):
+            name = 'on_%s_%s' % (stage, event)
+            setattr(callbacks.CallbackList, name, _with_logs_dict(
+                getattr(callbacks.CallbackList, name)))
+
+
+def _with_logs_dict(hook):
+    @functools.wraps(hook)
+    def with_logs_dict(self, logs=None):
+        return hook(self, {} if logs is None else logs)
+    return with_logs_dict
 
 
 def _torchk_tensorboard(callbacks):

@@ -254,3 +254,11 @@ def test_add_weight_defaults():
     assert tuple(layer.scalar.shape) == () and keras.backend.get_value(layer.scalar) == 1.
     with pytest.raises(TypeError, match=r"unexpected arguments \['colour'\]"):
         keras.layers.Dense(1).add_weight(shape=(1,), colour='red')
+
+
+def test_a_keras_tensor_carries_its_mask():
+    inputs = keras.Input((None,), dtype='int32')
+    embedded = keras.layers.Embedding(5, 2, mask_zero=True)(inputs)
+    assert inputs._keras_mask is None
+    mask = keras.backend.function([inputs], [embedded._keras_mask])([np.array([[1, 0, 3]])])[0]
+    np.testing.assert_array_equal(mask, [[True, False, True]])

@@ -218,7 +218,7 @@ def _build_layer_program(layer, inputs, training, trace):
         outputs = trace(symbols)
     flat_outputs = [recording.read(x) if isinstance(x, Variable) else x
                     for x in leaves(outputs)]
-    masks = [_mask_of(x) for x in flat_outputs]
+    masks = [mask_of(x) for x in flat_outputs]
     masked = [i for i, mask in enumerate(masks) if mask is not None]
     losses = _computable(_each_once(layer.get_losses_for(flat_inputs)
                                     + layer.get_losses_for(None)), flat_inputs)
@@ -230,7 +230,7 @@ def _build_layer_program(layer, inputs, training, trace):
     return run, map_structure(lambda _: None, outputs), masked
 
 
-def _mask_of(symbol):
+def mask_of(symbol):
     """The mask Keras computed for a layer's output `symbol` (None if none)."""
     history = getattr(symbol, '_keras_history', None)
     if history is None:

@@ -21,6 +21,7 @@ Each difference from Keras 2.3.1 is one function here:
   floating weights with `glorot_uniform` and others with zeros, without a shape makes a
   scalar, and takes (and has no use for) tf.keras' distribution arguments.
 - `node_of_tuple_outputs`: a `call` that returns a tuple of tensors has that many outputs.
+- a Keras tensor's `_keras_mask` is the mask computed for it (`eager.mask_of`).
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
 """
@@ -40,6 +41,7 @@ from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
 from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
                                 listed_keyword_tensors)
+from ... import graph
 from .. import eager
 
 _context = threading.local()
@@ -418,6 +420,7 @@ def install():
     __call__._torchk_tf_keras = True
     base_layer.Layer.__call__ = __call__
     base_layer.Layer.compute_mask = compute_mask_if_supported
+    graph.KerasTensor._keras_mask = property(eager.mask_of)
     base_layer.Layer._add_inbound_node = node_of_tuple_outputs(
         base_layer.Layer._add_inbound_node)
     for layer_class in (convolutional_recurrent.ConvRNN2D, recurrent.RNN, wrappers.Bidirectional):
