@@ -396,3 +396,19 @@ def test_callbacks_begin_and_end_hooks_get_a_dict_of_logs():
     model.fit(x, x[:, :1], epochs=1, verbose=0, callbacks=[Keys()])
     model.evaluate(x, x[:, :1], verbose=0, callbacks=[Keys()])
     assert seen == [('train_begin', []), ('test_end', [])]
+
+
+def test_a_model_compiled_with_metric_objects_loads(tmp_path):
+    import keras
+    import numpy as np
+    assert isinstance(keras.metrics.get(keras.metrics.serialize(
+        keras.metrics.SparseCategoricalAccuracy(name='acc'))),
+        keras.metrics.SparseCategoricalAccuracy)
+    model = keras.models.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+    model.compile('sgd', 'sparse_categorical_crossentropy',
+                  metrics=[keras.metrics.SparseCategoricalAccuracy()])
+    path = str(tmp_path / 'model.h5')
+    model.save(path)
+    x = np.random.RandomState(0).rand(4, 3).astype('float32')
+    np.testing.assert_allclose(keras.models.load_model(path).predict(x), model.predict(x),
+                               rtol=1e-6)

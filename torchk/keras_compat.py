@@ -73,7 +73,8 @@ numbering unless stated):
   `keras.losses` gets `torchk.losses` (the focal cross-entropies, `CosineSimilarity`, tf.keras'
   names `huber`, `kl_divergence`, `log_cosh`) and `keras.metrics` gets `torchk.metrics`
   (`MeanIoU`, and `Precision` and `Recall` that take `top_k`: Keras 2.3.1's are
-  TensorFlow-only there, and tf.keras 2's other metrics).
+  TensorFlow-only there, and tf.keras 2's other metrics); `keras.metrics.get` deserializes
+  a metric's config (a saved model's compiled metric objects), where 2.3.1 failed.
 - The loop around the step: `fit`, `evaluate` and `predict` on arrays cut batches of
   consecutive samples as views (Keras copied each through a list of indices), and the
   callback timing of each batch takes the median of ten floats without numpy; callbacks'
@@ -602,6 +603,21 @@ def _register_torchk_metrics(keras_metrics):
         return
     from . import metrics
     metrics.register(keras_metrics)
+    _metric_configs_deserialized(keras_metrics)
+
+
+def _metric_configs_deserialized(keras_metrics):
+    """`keras.metrics.get` of a metric's config (`{'class_name': ..., 'config': ...}`, how a
+    saved model's compile arguments hold a metric object) deserializes it; Keras 2.3.1 looked
+    up the config's string form as a name (metrics.py:1974) and failed every such load."""
+    keras_get = keras_metrics.get
+
+    @functools.wraps(keras_get)
+    def get(identifier):
+        if isinstance(identifier, dict):
+            return keras_metrics.deserialize(identifier)
+        return keras_get(identifier)
+    keras_metrics.get = get
 
 
 def _add_sklearn_tags(scikit_learn):

@@ -225,3 +225,26 @@ def test_model_checkpoint_makes_its_folder(tmp_path, weights_only, name):
     else:
         restored = keras.models.load_model(str(saved))
     np.testing.assert_allclose(restored.predict(X), model.predict(X), rtol=1e-6)
+
+
+@pytest.mark.parametrize('save_freq, expected', [
+    ('epoch', ['ckpt-1.h5', 'ckpt-2.h5']), (3, ['ckpt-1.h5', 'ckpt-2.h5'])])
+def test_model_checkpoint_save_freq(tmp_path, save_freq, expected):
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile('sgd', 'mse')
+    saved = []
+
+    class Listing(keras.callbacks.Callback):
+        def on_batch_end(self, batch, logs=None):
+            saved.append(sorted(os.listdir(tmp_path)))
+
+    x = np.zeros((8, 2), 'float32')
+    checkpoint = keras.callbacks.ModelCheckpoint(str(tmp_path / 'ckpt-{epoch}.h5'),
+                                                 save_freq=save_freq)
+    model.fit(x, x[:, :1], batch_size=2, epochs=2, verbose=0,
+              callbacks=[checkpoint, Listing()])
+    assert sorted(os.listdir(tmp_path)) == expected
+    if save_freq == 3:  # saved after batches 3 and 6 (the first batch of epoch 2)
+        assert saved[2] == ['ckpt-1.h5'] and saved[5] == ['ckpt-1.h5', 'ckpt-2.h5']
+    with pytest.raises(ValueError, match='save_freq'):
+        keras.callbacks.ModelCheckpoint('x', save_freq=0)
