@@ -106,3 +106,11 @@ def test_variable_written_in_an_eager_call_is_updated_and_returned():
     np.testing.assert_allclose(np.asarray(layer(x)), [8., 12.])
     np.testing.assert_allclose(layer.total.numpy(), [8., 12.])
     assert layer.non_trainable_weights == [layer.total]
+
+
+def test_float64_tensors_are_cast_to_floatx_in_eager_calls():
+    layer = keras.layers.Dense(2, kernel_initializer='ones')
+    x = torch.ones((3, 4), dtype=torch.float64)
+    y = layer(x)
+    assert y.dtype == torch.float32
+    np.testing.assert_allclose(np.asarray(y), np.full((3, 2), 4.))

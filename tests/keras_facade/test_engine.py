@@ -248,3 +248,64 @@ def test_model_checkpoint_save_freq(tmp_path, save_freq, expected):
         assert saved[2] == ['ckpt-1.h5'] and saved[5] == ['ckpt-1.h5', 'ckpt-2.h5']
     with pytest.raises(ValueError, match='save_freq'):
         keras.callbacks.ModelCheckpoint('x', save_freq=0)
+
+
+def test_fit_takes_steps_per_epoch_batches_of_batch_size_from_arrays():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile('sgd', 'mse')
+    sizes = []
+
+    class Sizes(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            sizes.append(self.params['steps'])
+
+    x = np.zeros((64, 2), 'float32')
+    history = model.fit(x, x[:, :1], batch_size=8, steps_per_epoch=3, epochs=2, verbose=0,
+                        callbacks=[Sizes()])
+    assert sizes == [3, 3] and len(history.history['loss']) == 2
+
+
+def test_fit_evaluate_and_predict_take_eager_tensors_as_arrays():
+    import torchk.tf as tf
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(3, kernel_initializer='ones')])
+    model.compile('sgd', 'mse')
+    x = np.eye(3, dtype='float32')
+    targets = tf.one_hot([0, 1, 2], depth=3)
+    model.fit(tf.constant(x), targets, batch_size=3, epochs=1, verbose=0)
+    loss = model.evaluate(tf.constant(x), targets, verbose=0)
+    predicted = model.predict(tf.constant(x))
+    assert loss == pytest.approx(np.mean((predicted - np.eye(3)) ** 2), rel=1e-5)
+
+
+def test_data_one_axis_short_of_an_input_ending_in_1_is_conformed():
+    inputs = keras.Input((4, 1))
+    model = keras.Model(inputs, keras.layers.Flatten()(inputs))
+    model.compile('sgd', 'mse')
+    x = np.arange(8, dtype='float32').reshape(2, 4)
+    np.testing.assert_allclose(model.predict(x), x)
+    np.testing.assert_allclose(model.predict(x[..., None, None]), x)
+    assert model.evaluate(x, x, verbose=0) == 0.
+    with pytest.raises(ValueError, match='expected input_\\d+ to have 3 dimensions'):
+        model.predict(x[:, :, None, None, None])
+
+
+def test_subclassed_model_compiled_before_its_first_fit_on_a_dataset():
+    import torchk.tf as tf
+
+    class TwoLayers(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = keras.layers.Dense(4, activation='relu')
+            self.out = keras.layers.Dense(1)
+
+        def call(self, inputs):
+            return self.out(self.hidden(inputs))
+
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 3).astype('float32')
+    y = x.sum(1, keepdims=True)
+    model = TwoLayers()
+    model.compile(keras.optimizers.Adam(0.05), 'mse')
+    history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16), epochs=20,
+                        verbose=0).history
+    assert history['loss'][-1] < 0.1 * history['loss'][0]

@@ -40,3 +40,29 @@ def test_int_input_keeps_its_dtype():
     model = keras.Model(inputs, keras.layers.Embedding(10, 2, embeddings_initializer='ones')(
         inputs))
     assert np.asarray(model(np.array([[1, 2, 3]], 'int64'))).shape == (1, 3, 2)
+
+
+def test_tf_ops_on_keras_tensors_are_op_layers_of_the_model(tmp_path):
+    """As in tf.keras: `tf.nn.l2_normalize(x)` in functional code is a `TFOpLambda` layer,
+    saved and loaded with the model; inside a layer's `call` an op stays the layer's."""
+    import torchk.tf as tf
+
+    class Doubled(keras.layers.Layer):
+        def call(self, inputs):
+            return tf.multiply(inputs, 2.)
+
+    inputs = keras.Input((4,))
+    dense = keras.layers.Dense(3, kernel_initializer='ones')(inputs)
+    outputs = tf.concat([tf.nn.l2_normalize(Doubled()(dense), axis=-1),
+                         tf.reduce_sum(dense, axis=-1, keepdims=True)], axis=-1)
+    model = keras.Model(inputs, outputs)
+    assert [type(layer).__name__ for layer in model.layers] == [
+        'InputLayer', 'Dense', 'Doubled', 'TFOpLambda', 'TFOpLambda', 'TFOpLambda']
+    x = np.random.RandomState(0).rand(2, 4).astype('float32')
+    total = x.sum(1, keepdims=True)
+    expected = np.concatenate([np.full((2, 3), 1 / np.sqrt(3)), 3 * total], axis=-1)
+    np.testing.assert_allclose(model.predict(x), expected, rtol=1e-5)
+    path = str(tmp_path / 'model.h5')
+    model.save(path)
+    loaded = keras.models.load_model(path, custom_objects={'Doubled': Doubled})
+    np.testing.assert_allclose(loaded.predict(x), expected, rtol=1e-5)

@@ -45,6 +45,7 @@ REAL_COUNTS = {
     'guides/writing_a_training_loop_from_scratch.py': 'x_train[-10000:] as validation data',
     'examples/vision/siamese_contrastive.py': 'x_train_val[30000:] as validation data',
     'examples/vision/metric_learning.py': 'np.random.randint(0, 50000) indices of x_train',
+    'examples/vision/mixup.py': 'x_train[2000:] as training data',
 }
 _EXCEPTION = re.compile(r'^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)|'
                         r'[A-Za-z_][\w.]*\.[A-Z]\w*)(: .*)?$')

@@ -77,6 +77,8 @@ def map_structure(fn, value):
 
 def _dtype_name(value):
     if isinstance(value, torch.Tensor):
+        if value.dtype == torch.float64:  # cast to floatx by `_tensor`
+            return K.floatx()
         return str(value.dtype).replace('torch.', '')
     if strings.is_text(value):
         return 'string'
@@ -139,7 +141,11 @@ class Program:
 
 
 def _tensor(value):
+    """An input of an eager call as a tensor; float64 data are cast to floatx, as tf.keras
+    layers cast floating inputs to their dtype."""
     if isinstance(value, torch.Tensor):
+        if value.dtype == torch.float64 and K.floatx() != 'float64':
+            return value.to(getattr(torch, K.floatx()))
         return value
     if strings.is_text(value):
         return strings.as_bytes(value)
@@ -172,6 +178,11 @@ def tracing():
         yield
     finally:
         _tracing.depth -= 1
+
+
+def in_layer_call():
+    """Whether a layer's `call` is running on Keras symbols (`tracing`)."""
+    return getattr(_tracing, 'depth', 0) > 0
 
 
 def call_layer(layer, inputs, training, key, trace):

@@ -17,6 +17,7 @@ import torch
 from .. import graph
 from . import op_table
 from . import text_ops
+from . import tracing
 from .tensors import eager
 
 DOCUMENT = 'docs/TF_SUBSET.md'
@@ -119,6 +120,11 @@ def tf_op(key, path):
                             'host, where tf.strings and the shape ops compute on it; turn it '
                             'into numbers first (tf.strings.to_number, a text layer).' % path)
         args, kwargs = eager(args), eager(kwargs)
+        if tracing.current() is None and 'torchk.keras.eager' in sys.modules:
+            from ..layers import tf_ops  # only with the tf.keras facade (functional models)
+            layer_output = tf_ops.functional_op(key, args, kwargs)
+            if layer_output is not NotImplemented:
+                return layer_output
         if converts:
             if args:
                 args = (_tensor_argument(args[0], takes_list),) + tuple(args[1:])
@@ -216,7 +222,9 @@ How it differs from TensorFlow:
   default strategy are one replica. `run` returns this process' value (no `PerReplica`
   objects); every process must see the same global batches (seed shuffles alike).
 - Ops accept Keras symbols too (then they record a graph, as in a Keras 2.3.1 model), and
-  the ops of the table also compute tf.keras' saved `TFOpLambda` layers.
+  the ops of the table also compute tf.keras' saved `TFOpLambda` layers. As in tf.keras, an
+  op applied to a Keras tensor of a functional model under construction is a `TFOpLambda`
+  layer of that model (inside a layer's `call` it is part of that layer).
 '''
 
 

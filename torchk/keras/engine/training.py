@@ -20,6 +20,7 @@ tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
 import contextlib
 import functools
+import itertools
 import threading
 
 import numpy as np
@@ -39,7 +40,7 @@ from .. import optimizers as tf_optimizers
 from .saving import make_parent_folder, save_model
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
-                           _is_array_data, _numpy_batches, _numpy_batches_once, _take,
+                           _is_array_data, _numpy, _numpy_batches, _numpy_batches_once, _take,
                            _to_tensor, _validation_tuple, host_text, pack_x_y_sample_weight,
                            unpack_x_y_sample_weight)
 
@@ -206,7 +207,8 @@ class Model(keras.Model):
         self._unbuilt_while_inputs_unknown()
         if isinstance(x, dict) and not self._is_graph_network and not self.inputs:
             self._set_inputs(x)
-        standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
+        standardized = super(Model, self)._standardize_user_data(
+            self._conform_to_inputs(x), *args, **kwargs)
         if self.optimizer is not None and not self._is_compiled and self.built:
             # Keras 2.3.1 compiles a subclassed model once the first targets set its outputs;
             # tf.keras also trains one whose losses all come from `add_loss` (no targets).
@@ -215,6 +217,30 @@ class Model(keras.Model):
                          weighted_metrics=self._compile_weighted_metrics,
                          loss_weights=self.loss_weights)
         return standardized
+
+    def _conform_to_inputs(self, x):
+        """Arrays of a functional model's data with one axis fewer than their `Input`, whose
+        last axis has size 1, get that axis (one more, of size 1: it goes), as tf.keras
+        conforms data to its inputs (`(n, 28, 28)` images for an `Input((28, 28, 1))`)."""
+        shapes = getattr(self, '_feed_input_shapes', None)
+        if not self._is_graph_network or not shapes:
+            return x
+
+        def conform(value, shape):
+            if not isinstance(value, np.ndarray) or shape is None:
+                return value
+            if value.ndim == len(shape) - 1 and shape[-1] == 1:
+                return value[..., None]
+            if value.ndim == len(shape) + 1 and value.shape[-1] == 1:
+                return value[..., 0]
+            return value
+        if isinstance(x, dict):
+            positions = {name: i for i, name in enumerate(self._feed_input_names)}
+            return {name: conform(value, shapes[positions[name]]) if name in positions
+                    else value for name, value in x.items()}
+        if isinstance(x, (list, tuple)) and len(x) == len(shapes):
+            return [conform(value, shape) for value, shape in zip(x, shapes)]
+        return conform(x, shapes[0]) if len(shapes) == 1 else x
 
     def _set_inputs(self, inputs, outputs=None, training=None):
         """Keras 2.3.1's, and a dict of inputs (name -> array or Keras tensor), which tf.keras
@@ -389,18 +415,36 @@ class Model(keras.Model):
             val = _Batches(validation_data, steps=kwargs.pop('validation_steps'))
             kwargs['validation_steps'] = _count_steps(val)
             kwargs['validation_data'] = _numpy_batches(val)
-        if arrays:
+        if arrays and not (kwargs.get('steps_per_epoch') and kwargs.get('batch_size')):
+            # Keras 2.3.1 takes torch tensors for symbolic data: eager ones are arrays.
+            x, y, kwargs['sample_weight'] = _numpy((x, y, kwargs.get('sample_weight')))
             with symbolic_losses():
                 return super(Model, self).fit(x, y, **kwargs)
-        batches = _Batches(x, steps=kwargs['steps_per_epoch'])
+        if arrays:
+            # tf.keras takes `steps_per_epoch` batches of `batch_size` from arrays, where
+            # Keras 2.3.1 refuses the pair.
+            if kwargs.get('validation_split'):
+                raise ValueError('fit: validation_split with both steps_per_epoch and '
+                                 'batch_size is not supported; give validation_data.')
+            batches = _Batches(x, y, kwargs.get('sample_weight'), kwargs['batch_size'],
+                               kwargs.get('shuffle', True), kwargs['steps_per_epoch'])
+        else:
+            batches = _Batches(x, steps=kwargs['steps_per_epoch'])
         steps = _count_steps(batches)
         generator_kwargs = {k: kwargs[k] for k in (
             'epochs', 'verbose', 'callbacks', 'validation_data', 'validation_steps',
             'validation_freq', 'class_weight', 'initial_epoch')}
+        generator = _numpy_batches(batches)
         with symbolic_losses():
+            if not self._is_graph_network and not self.inputs:
+                # Keras 2.3.1's fit_generator makes the training function before it reads
+                # data: the first batch sets a subclassed model's inputs (and compiles it).
+                first = next(generator)
+                self._standardize_user_data(*unpack_x_y_sample_weight(first)[:2])
+                generator = itertools.chain([first], generator)
             # workers=0: the batches are made in this thread (Keras' default queues them
             # from another, whose switches cost more than making an in-memory batch).
-            return self.fit_generator(_numpy_batches(batches), steps_per_epoch=steps,
+            return self.fit_generator(generator, steps_per_epoch=steps,
                                       shuffle=False, workers=0, **generator_kwargs)
 
     def _eager_fit(self, train, val, epochs, verbose, callbacks, initial_epoch,
@@ -465,6 +509,7 @@ class Model(keras.Model):
             return values[0] if len(values) == 1 else values
         with symbolic_losses():
             if x is None or _is_array_data(x):
+                x, y, sample_weight = _numpy((x, y, sample_weight))
                 result = super(Model, self).evaluate(
                     x, y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight,
                     steps=steps, callbacks=callbacks, **kwargs)
@@ -504,7 +549,7 @@ class Model(keras.Model):
             return _concatenate(outputs)
         with symbolic_losses():
             if _is_array_data(x):
-                return super(Model, self).predict(x, batch_size=batch_size, verbose=verbose,
+                return super(Model, self).predict(_numpy(x), batch_size=batch_size, verbose=verbose,
                                                   steps=steps, callbacks=callbacks, **kwargs)
             batches = _Batches(x, steps=steps)
             return self.predict_generator(_numpy_batches(batches),
