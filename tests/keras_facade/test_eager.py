@@ -114,3 +114,34 @@ def test_float64_tensors_are_cast_to_floatx_in_eager_calls():
     y = layer(x)
     assert y.dtype == torch.float32
     np.testing.assert_allclose(np.asarray(y), np.full((3, 2), 4.))
+
+
+class ActivityPenalty(keras.layers.Layer):
+    def call(self, inputs):
+        self.add_loss(0.5 * tf.reduce_sum(inputs))
+        return inputs
+
+
+class PenalizedBlock(keras.layers.Layer):
+    """keras-io's SparseMLP: a plain layer whose sublayers add losses."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(2, kernel_initializer='ones')
+        self.penalty = ActivityPenalty()
+
+    def call(self, inputs):
+        return self.penalty(self.dense(inputs))
+
+
+def test_losses_of_an_eager_layer_call_are_tensors_that_differentiate():
+    block = PenalizedBlock()
+    x = np.ones((3, 4), 'float32')
+    with tf.GradientTape() as tape:
+        outputs = block(x)
+        loss = tf.reduce_sum(outputs) + sum(block.losses)
+    assert isinstance(block.losses[0], torch.Tensor)
+    assert float(block.losses[0]) == pytest.approx(0.5 * 3 * 2 * 4)
+    kernel, bias = tape.gradient(loss, block.trainable_weights)
+    np.testing.assert_allclose(kernel.numpy(), np.full((4, 2), 1.5 * 3))
+    np.testing.assert_allclose(bias.numpy(), [4.5, 4.5])

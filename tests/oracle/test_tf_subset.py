@@ -164,6 +164,11 @@ def test_constant_dtype(value):
         tensorflow.constant(value).dtype.name
 
 
+@pytest.mark.parametrize('number', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 18, 19])
+def test_dtype_of_tensorflows_enum_number(number):
+    assert torchk.tf.as_dtype(number).name == tensorflow.as_dtype(number).name
+
+
 def test_namespaces_exist_in_tensorflow():
     """Every name torchk.tf lists is a name of TensorFlow (torchk adds none of its own)."""
     from torchk.tf import namespaces

@@ -377,11 +377,13 @@ def install():
     base_layer.Layer.variables = property(lambda self: self.weights)
 
     _keep_variables_symbolic_in_tf_ops()
+    _weights_assign_as_tf_variables()
 
     keras_update_wrapper = metrics_utils.update_state_wrapper
     keras_result_wrapper = metrics_utils.result_wrapper
 
     def update_state_wrapper(update_state_fn):
+        update_state_fn = _writes_returned(update_state_fn)
         symbolic = keras_update_wrapper(update_state_fn)
 
         def decorated(metric, *args, **kwargs):
@@ -420,6 +422,27 @@ def install():
         return keras_metric_call(self, *args, **kwargs)
     keras.metrics.Metric.__call__ = metric_call
     keras.metrics.Metric.reset_state = lambda self: self.reset_states()
+
+
+def _weights_assign_as_tf_variables():
+    """Keras weights (`add_weight`'s variables) get `tf.Variable`'s `assign`, `assign_add`
+    and `assign_sub`, which tf.keras metrics' `update_state` call on their state."""
+    from ..tf.variable import Variable as TFVariable
+    for name in ('assign', 'assign_add', 'assign_sub'):
+        setattr(Variable, name, getattr(TFVariable, name))
+
+
+def _writes_returned(update_state_fn):
+    """`update_state_fn` recorded as a step is (`tf/tracing.py`): on Keras symbols, the
+    variable writes it makes (`self.total.assign_add(...)`, returning nothing, as tf.keras
+    metrics do) are returned as its updates, which Keras' metric wrapper keeps."""
+    def update_state(*args, **kwargs):
+        recording = step_tracing.Recording([])
+        with recording.active():
+            updates = update_state_fn(*args, **kwargs)
+        written = recording.updates()
+        return (to_list(updates) if updates is not None else []) + written or updates
+    return update_state
 
 
 def _keep_variables_symbolic_in_tf_ops():

@@ -122,8 +122,15 @@ complex64, complex128 = _DTYPES['complex64'], _DTYPES['complex128']
 half, double = float16, float64
 
 
+# TensorFlow's `DataType` enum values (types.proto), which `tf.as_dtype` also takes.
+_ENUMS = {1: 'float32', 2: 'float64', 3: 'int32', 4: 'uint8', 5: 'int16', 6: 'int8',
+          7: 'string', 8: 'complex64', 9: 'int64', 10: 'bool', 14: 'bfloat16',
+          18: 'complex128', 19: 'float16'}
+
+
 def as_dtype(value):
-    """The `DType` for a dtype name, a numpy or torch dtype, a Python type or a `DType`.
+    """The `DType` for a dtype name, a numpy or torch dtype, a Python type, a `DType` or
+    TensorFlow's number for it (`DataType` enum).
 
     `'string'`, `str`, `bytes` and numpy's string and object dtypes are `tf.string`.
 
@@ -138,6 +145,8 @@ def as_dtype(value):
         return float32
     if value is int:
         return int32
+    if type(value) is int and value in _ENUMS:  # TF's DataType numbers: tf.zeros(1, 1)
+        return _DTYPES[_ENUMS[value]]
     try:
         return _DTYPES[torchk_dtypes.name(value)]
     except (TypeError, KeyError) as error:

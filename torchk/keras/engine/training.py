@@ -29,6 +29,7 @@ import torch
 import keras
 from keras import backend as K
 from keras import callbacks as keras_callbacks
+from keras.engine import base_layer
 from keras.utils.generic_utils import Progbar
 
 from ...callbacks import TensorBoard
@@ -175,10 +176,7 @@ class Model(keras.Model):
 
     @property
     def losses(self):
-        if _in_symbolic_block() or ('_torchk_eager_programs' not in self.__dict__
-                                    and tracing.current() is None):
-            return super(Model, self).losses
-        return eager.layer_losses(self)
+        return _losses(self, lambda: super(Model, self).losses)
 
     @property
     def metrics(self):
@@ -592,6 +590,28 @@ class Model(keras.Model):
         `torchk.keras.models.save_model`)."""
         save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
+
+
+def _losses(layer, keras_losses):
+    """tf.keras' `Layer.losses`: after an eager call, the losses of that call (tensors);
+    Keras' own (`keras_losses()`, symbols) in Keras' graph building and before any eager
+    call."""
+    if _in_symbolic_block() or ('_torchk_eager_programs' not in layer.__dict__
+                                and tracing.current() is None):
+        return keras_losses()
+    return eager.layer_losses(layer)
+
+
+def eager_layer_losses():
+    """Gives Keras 2.3.1's `Layer` tf.keras' `losses` (`_losses`), as `Model` has it."""
+    keras_property = base_layer.Layer.losses
+    if getattr(keras_property.fget, '_torchk_eager', False):
+        return
+
+    def losses(self):
+        return _losses(self, lambda: keras_property.fget(self))
+    losses._torchk_eager = True
+    base_layer.Layer.losses = property(losses)
 
 
 def _placeholders(shape):
