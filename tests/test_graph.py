@@ -272,3 +272,14 @@ def test_binary_operators_take_nested_lists(make, expected):
     reference = expected(X_VALUE, np.array(ROW, dtype='float32'))
     assert result.dtype == reference.dtype
     np.testing.assert_allclose(result, reference, rtol=1e-6)
+
+
+@pytest.mark.parametrize('axes', [(1,), (-1,)])
+def test_dynamic_axes_leave_an_axis_unknown_however_it_is_numbered(axes):
+    """An axis whose size depends on the values stays unknown, also named from the end
+    (a text layer's ragged token axis); the example runs would give it a size."""
+    first_rows = graph.op(lambda x: x[:, :0], dynamic_axes=axes)
+    y = first_rows(K.placeholder(shape=(None, 5)))
+    assert K.int_shape(y) == (None, None)
+    x = K.placeholder(shape=(None, 5))
+    assert K.function([x], [first_rows(x)])([np.ones((2, 5))])[0].shape == (2, 0)

@@ -558,6 +558,7 @@ def _symbolic_results(node, examples, path, dynamic_axes):
     if isinstance(first, torch.Tensor) or text:
         if first.ndim == second.ndim:
             unknown = dynamic_axes(path) if callable(dynamic_axes) else dynamic_axes
+            unknown = {axis % first.ndim for axis in unknown} if first.ndim else set()
             shape = tuple(None if a != b or i in unknown else a
                           for i, (a, b) in enumerate(zip(first.shape, second.shape)))
         else:
