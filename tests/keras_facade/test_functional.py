@@ -66,3 +66,23 @@ def test_tf_ops_on_keras_tensors_are_op_layers_of_the_model(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path, custom_objects={'Doubled': Doubled})
     np.testing.assert_allclose(loaded.predict(x), expected, rtol=1e-5)
+
+
+def test_nested_outputs_are_flattened_and_predicted_in_their_structure():
+    """keras-io's involution example: a model of `[layer.output for ...]` where each layer
+    returns two tensors (`call` returns a tuple)."""
+    class TwoOutputs(keras.layers.Layer):
+        def call(self, inputs):
+            return inputs * 2., inputs + 1.
+
+    inputs = keras.Input((3,))
+    first = TwoOutputs(name='first')
+    second = TwoOutputs(name='second')
+    model = keras.Model(inputs, second(first(inputs)[0]))
+    nested = keras.Model(model.input, [model.get_layer(name).output
+                                       for name in ('first', 'second')])
+    x = np.arange(6, dtype='float32').reshape(2, 3)
+    (a, b), (c, d) = nested.predict(x)
+    for result, expected in ((a, 2 * x), (b, x + 1), (c, 4 * x), (d, 2 * x + 1)):
+        np.testing.assert_allclose(result, expected)
+    assert len(nested.outputs) == 4

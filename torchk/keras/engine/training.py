@@ -138,7 +138,9 @@ class Model(keras.Model):
         # A model made in a strategy's scope is trained by that strategy (tf.keras' rule).
         self._distribution_strategy = (distribute.get_strategy() if distribute.has_strategy()
                                        else None)
+        args, kwargs, structure = _flat_outputs(args, kwargs)
         super(Model, self).__init__(*args, **kwargs)
+        self._torchk_output_structure = structure
 
     def _eager_steps(self):
         """Whether `fit`, `evaluate` and `predict` run tf.keras' step loop: for overridden
@@ -538,7 +540,16 @@ class Model(keras.Model):
 
     @_in_strategy_scope
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
-        """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
+        """The model's outputs on data, as numpy arrays (`x` may be a dataset), nested as
+        the model's outputs are."""
+        outputs = self._predict(x, batch_size, verbose, steps, callbacks, **kwargs)
+        structure = getattr(self, '_torchk_output_structure', None)
+        if structure is None:
+            return outputs
+        flat = iter(outputs)
+        return eager.map_structure(lambda _: next(flat), structure)
+
+    def _predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         x = host_text(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
             predict_step = self._step('predict_step')
@@ -547,8 +558,9 @@ class Model(keras.Model):
             return _concatenate(outputs)
         with symbolic_losses():
             if _is_array_data(x):
-                return super(Model, self).predict(_numpy(x), batch_size=batch_size, verbose=verbose,
-                                                  steps=steps, callbacks=callbacks, **kwargs)
+                return super(Model, self).predict(_numpy(x), batch_size=batch_size,
+                                                  verbose=verbose, steps=steps,
+                                                  callbacks=callbacks, **kwargs)
             batches = _Batches(x, steps=steps)
             return self.predict_generator(_numpy_batches(batches),
                                           steps=_count_steps(batches), callbacks=callbacks,
@@ -590,6 +602,23 @@ class Model(keras.Model):
         `torchk.keras.models.save_model`)."""
         save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
+
+
+def _flat_outputs(args, kwargs):
+    """A functional model's outputs flattened for Keras 2.3.1 where they are nested (tf.keras
+    takes structures: `[layer.output for ...]` of layers with several outputs), and their
+    structure (None when flat)."""
+    args = list(args)
+    outputs = args[1] if len(args) > 1 else kwargs.get('outputs')
+    if not isinstance(outputs, (list, tuple)) or not any(
+            isinstance(output, (list, tuple, dict)) for output in outputs):
+        return args, kwargs, None
+    flat = eager.leaves(outputs)
+    if len(args) > 1:
+        args[1] = flat
+    else:
+        kwargs = dict(kwargs, outputs=flat)
+    return args, kwargs, eager.map_structure(lambda _: None, outputs)
 
 
 def _losses(layer, keras_losses):
