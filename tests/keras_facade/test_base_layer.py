@@ -262,3 +262,14 @@ def test_a_keras_tensor_carries_its_mask():
     assert inputs._keras_mask is None
     mask = keras.backend.function([inputs], [embedded._keras_mask])([np.array([[1, 0, 3]])])[0]
     np.testing.assert_array_equal(mask, [[True, False, True]])
+
+
+def test_a_tuple_of_keras_tensors_is_the_layers_input_list():
+    class Sum(keras.layers.Layer):
+        def call(self, inputs):
+            first, second = inputs
+            return first + second
+
+    a, b = keras.Input((3,)), keras.Input((3,))
+    model = keras.Model([a, b], Sum()((a, b)))
+    np.testing.assert_allclose(model.predict([A, B]), A + B)

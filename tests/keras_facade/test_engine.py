@@ -309,3 +309,29 @@ def test_subclassed_model_compiled_before_its_first_fit_on_a_dataset():
     history = model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(16), epochs=20,
                         verbose=0).history
     assert history['loss'][-1] < 0.1 * history['loss'][0]
+
+
+def test_targets_are_ignored_by_a_model_compiled_without_a_loss():
+    import torchk.tf as tf
+
+    class Penalty(keras.layers.Layer):
+        def call(self, inputs):
+            self.add_loss(tf.reduce_mean(tf.square(inputs)))
+            return inputs
+
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, Penalty()(keras.layers.Dense(3)(inputs)))
+    model.compile(keras.optimizers.SGD(0.1))
+    x = np.random.RandomState(0).rand(8, 3).astype('float32')
+    losses = [model.fit(x, x, epochs=1, verbose=0).history['loss'][0] for _ in range(5)]
+    assert losses[-1] < losses[0]
+
+
+def test_metric_data_may_be_lists_of_numbers():
+    metric = keras.metrics.AUC()
+    metric.update_state([0, 1, 0, 0], [0.3, 0.5, 0.8, 0.9])
+    assert float(metric.result()) == pytest.approx(1 / 3, abs=1e-3)  # 1 of 3 negatives below
+    penalty = keras.layers.Dense(1)
+    penalty.build((None, 2))
+    with pytest.raises(ValueError, match="aggregation must be 'mean'"):
+        penalty.add_metric(penalty.kernel, name='k', aggregation='sum')

@@ -55,6 +55,13 @@ def is_eager(value):
         isinstance(v, (torch.Tensor, np.ndarray, strings.StringTensor)) for v in found)
 
 
+def _numbers_only(value):
+    """True if `value` (nested lists, tuples, dicts) holds Python numbers only (metric data
+    given as lists: `m.update_state([0, 1], [0.3, 0.5])`)."""
+    found = leaves(value)
+    return bool(found) and all(isinstance(v, (bool, int, float)) for v in found)
+
+
 def leaves(value):
     """The leaves of `value` (lists, tuples, dicts), in order."""
     if isinstance(value, (list, tuple)):
@@ -392,7 +399,12 @@ def install():
                 updates = update_state_fn(*args, **kwargs)
                 recording.write(updates or [])
                 return updates
-            if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+            values = list(args) + [v for v in kwargs.values() if v is not None]
+            if _numbers_only(values):  # lists of numbers are arrays, as TF converts them
+                args = [np.asarray(v) for v in args]
+                kwargs = {k: v if v is None else np.asarray(v) for k, v in kwargs.items()}
+                values = args
+            if is_eager(values):
                 return update_metric(metric, update_state_fn, args, kwargs)
             metric._torchk_eager = False
             return symbolic(metric, *args, **kwargs)

@@ -22,6 +22,7 @@ Each difference from Keras 2.3.1 is one function here:
   scalar, and takes (and has no use for) tf.keras' distribution arguments.
 - `node_of_tuple_outputs`: a `call` that returns a tuple of tensors has that many outputs.
 - a Keras tensor's `_keras_mask` is the mask computed for it (`eager.mask_of`).
+- `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
 """
@@ -119,6 +120,8 @@ def bind_call_arguments(layer, args, kwargs):
                             % (type(layer).__name__, layer.name, first or 'inputs'))
         args = (keywords.pop(name),)
     inputs, rest = args[0], args[1:]
+    if isinstance(inputs, tuple) and _holds_only(inputs, _is_keras_tensor):
+        inputs = list(inputs)  # Keras 2.3.1 takes a list of input tensors, tf.keras any tuple
     listing = _keyword_list_class(layer)
     if listing is not None:
         names = tuple(keyword for keyword, _ in CALL_TENSOR_KEYWORDS[listing])
@@ -395,6 +398,18 @@ def node_of_tuple_outputs(keras_add_inbound_node):
     return _add_inbound_node
 
 
+def add_metric_with_aggregation(keras_add_metric):
+    """Keras 2.3.1's `add_metric`, taking tf.keras' `aggregation`: `'mean'` (the mean over
+    the epoch's batches, Keras' way) or None; tf.keras accepts no other."""
+    @functools.wraps(keras_add_metric)
+    def add_metric(self, value, name=None, aggregation=None, **kwargs):
+        if aggregation not in (None, 'mean'):
+            raise ValueError("add_metric: aggregation must be 'mean' or None; got %r."
+                             % (aggregation,))
+        return keras_add_metric(self, value, name=name, **kwargs)
+    return add_metric
+
+
 def install():
     """Puts tf.keras' call conventions on Keras 2.3.1's `Layer.__call__` (see the module
     docstring); calls on values compute at once (`eager.call_layer`)."""
@@ -426,6 +441,7 @@ def install():
     for layer_class in (convolutional_recurrent.ConvRNN2D, recurrent.RNN, wrappers.Bidirectional):
         layer_class.__call__ = _recorded_call_first(layer_class.__call__)
     base_layer.Layer.add_weight = add_weight_with_tf_keras_defaults(base_layer.Layer.add_weight)
+    base_layer.Layer.add_metric = add_metric_with_aggregation(base_layer.Layer.add_metric)
     keras.metrics.Metric.add_weight = metric_add_weight_with_tf_keras_arguments(
         keras.metrics.Metric.add_weight)
 

@@ -204,6 +204,12 @@ class Model(keras.Model):
             self.built = False
 
     def _standardize_user_data(self, x, *args, **kwargs):
+        if self._is_compiled and not self.loss:
+            # Compiled without a loss (its losses all from `add_loss`): tf.keras ignores
+            # the targets, where Keras 2.3.1 refuses them.
+            if args:
+                args = (None,) + args[1:]
+            kwargs.pop('y', None)
         self._unbuilt_while_inputs_unknown()
         if isinstance(x, dict) and not self._is_graph_network and not self.inputs:
             self._set_inputs(x)
