@@ -412,3 +412,23 @@ def test_a_model_compiled_with_metric_objects_loads(tmp_path):
     x = np.random.RandomState(0).rand(4, 3).astype('float32')
     np.testing.assert_allclose(keras.models.load_model(path).predict(x), model.predict(x),
                                rtol=1e-6)
+
+
+def test_subclassed_model_whose_build_calls_model_build_is_built_once():
+    """A `build` that calls `Model.build` first reaches `_set_inputs` with placeholders and
+    no weights yet: that build is not started again (its weights were made twice), and
+    shapes are read from symbols (np.shape of one raised)."""
+    import torchk.keras as keras
+
+    class Affine(keras.Model):
+        def build(self, input_shape):
+            super().build(input_shape)
+            self.w = self.add_weight(shape=(input_shape[1], 1), initializer='ones', name='w')
+
+        def call(self, inputs):
+            return keras.backend.dot(inputs, self.w) if hasattr(self, 'w') else inputs
+
+    model = Affine()
+    model.build((None, 3))
+    assert [w.shape for w in model.get_weights()] == [(3, 1)]
+    assert keras.backend.int_shape(model.inputs[0]) == (None, 3)

@@ -103,6 +103,7 @@ import time
 import warnings
 
 import numpy as np
+import torch
 
 # callbacks/callbacks.py:19 (2.2.4 callbacks.py:20, 2.2.5 callbacks.py:19);
 # engine/training_utils.py:639, 696, 811, 823, 857, 927 (2.2.5 training_utils.py:667).
@@ -651,11 +652,13 @@ def _build_before_setting_inputs(training):
     def _set_inputs(self, inputs, outputs=None, training=None):
         defines_build = (type(self).build.__module__.split('.')[0] not in ('keras', 'torchk')
                          and not self._is_graph_network)
+        # Keras symbols as inputs come from `Model.build`, which a `build` under way calls.
         if defines_build and outputs is None and not self.weights and not self.inputs \
-                and not getattr(self, '_torchk_building', False):
+                and not getattr(self, '_torchk_building', False) \
+                and not _holds_symbol(inputs):
             self._torchk_building = True
             try:
-                self.build(_input_shapes(inputs))
+                self.build(input_shapes(inputs))
             finally:
                 self._torchk_building = False
             if self.inputs:  # that build called Model.build, which set them
@@ -665,15 +668,24 @@ def _build_before_setting_inputs(training):
     training.Model._set_inputs = _set_inputs
 
 
-def _input_shapes(inputs):
-    """The shapes of model inputs (arrays or tensors; a list or dict of them), batch size
-    unknown."""
+def _holds_symbol(inputs):
     if isinstance(inputs, (list, tuple)):
-        return [_input_shapes(value) for value in inputs]
+        return any(_holds_symbol(value) for value in inputs)
     if isinstance(inputs, dict):
-        return {name: _input_shapes(value) for name, value in inputs.items()}
+        return any(_holds_symbol(value) for value in inputs.values())
+    return sys.modules['keras.backend'].is_tensor(inputs) and not isinstance(inputs,
+                                                                           torch.Tensor)
+
+
+def input_shapes(inputs):
+    """The shapes of model inputs (arrays, tensors or Keras symbols; a list or dict of
+    them): a symbol's own, the others' with the batch size unknown."""
+    if isinstance(inputs, (list, tuple)):
+        return [input_shapes(value) for value in inputs]
+    if isinstance(inputs, dict):
+        return {name: input_shapes(value) for name, value in inputs.items()}
     backend = sys.modules['keras.backend']
-    if backend.is_tensor(inputs) and backend.is_keras_tensor(inputs):
+    if backend.is_tensor(inputs) and not isinstance(inputs, torch.Tensor):
         return backend.int_shape(inputs)
     return (None,) + tuple(np.shape(inputs))[1:]
 

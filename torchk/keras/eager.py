@@ -220,7 +220,7 @@ def call_layer(layer, inputs, training, key, trace):
     outputs = results[:len(results) - len(masked)]
     for index, mask in zip(masked, results[len(outputs):]):
         outputs[index]._keras_mask = mask
-    return _pack(structure, outputs)
+    return pack(structure, outputs)
 
 
 def _build_layer_program(layer, inputs, training, trace):
@@ -309,7 +309,8 @@ def _computable(items, inputs):
     return [item for item in items if computable(item)]
 
 
-def _pack(structure, flat):
+def pack(structure, flat):
+    """The items of `flat`, in order, nested as `structure`."""
     flat = iter(flat)
     return map_structure(lambda _: next(flat), structure)
 
@@ -453,7 +454,9 @@ def _writes_returned(update_state_fn):
         with recording.active():
             updates = update_state_fn(*args, **kwargs)
         written = recording.updates()
-        return (to_list(updates) if updates is not None else []) + written or updates
+        if not written:
+            return updates
+        return (to_list(updates) if updates is not None else []) + written
     return update_state
 
 

@@ -32,6 +32,7 @@ from keras import callbacks as keras_callbacks
 from keras.engine import base_layer
 from keras.utils.generic_utils import Progbar
 
+from ... import keras_compat
 from ...callbacks import TensorBoard
 from ...tf import distribute
 from ...tf import tape
@@ -190,8 +191,8 @@ class Model(keras.Model):
     def __call__(self, *args, **kwargs):
         if not self._is_graph_network and not self.built:
             if getattr(self, '_torchk_deferred_weights', None) is not None:
-                self.build(eager.map_structure(_input_shape, args[0] if args
-                                               else kwargs['inputs']))
+                self.build(keras_compat.input_shapes(args[0] if args
+                                                     else kwargs['inputs']))
             elif type(self).build is Model.build and not isinstance(self, keras.Sequential):
                 self.built = True  # tf.keras builds a subclassed model by calling it
         return super(Model, self).__call__(*args, **kwargs)
@@ -254,7 +255,7 @@ class Model(keras.Model):
         if not isinstance(inputs, dict):
             return super(Model, self)._set_inputs(inputs, outputs, training)
         tensors = {name: value if K.is_tensor(value)
-                   else K.placeholder(shape=_input_shape(value), name=name)
+                   else K.placeholder(shape=keras_compat.input_shapes(value), name=name)
                    for name, value in inputs.items()}
         if outputs is None:
             outputs = (self.call(tensors, training=training) if self._expects_training_arg
@@ -552,8 +553,7 @@ class Model(keras.Model):
         structure = getattr(self, '_torchk_output_structure', None)
         if structure is None:
             return outputs
-        flat = iter(outputs)
-        return eager.map_structure(lambda _: next(flat), structure)
+        return eager.pack(structure, outputs)
 
     def _predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         x = host_text(x)
@@ -655,13 +655,6 @@ def _placeholders(shape):
     if isinstance(shape, dict):
         return {k: _placeholders(s) for k, s in shape.items()}
     return K.placeholder(shape=tuple(shape))
-
-
-def _input_shape(value):
-    """The shape of an input of a model call, batch size unknown."""
-    if K.is_tensor(value) and not isinstance(value, torch.Tensor):
-        return K.int_shape(value)
-    return (None,) + tuple(np.shape(value))[1:]
 
 
 def _runs_validation(freq, epoch):
