@@ -48,3 +48,27 @@ def test_an_overridden_convolution_op_is_what_the_layer_computes():
     expected = np.maximum(_reference(x, standardized, 2) + 1., 0.)
     np.testing.assert_allclose(np.asarray(layer(x)), expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(symbolic.predict(x), expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize('policy', ['mixed_bfloat16', 'mixed_float16'])
+def test_convolution_runs_in_the_mixed_precision_policy(policy):
+    """Replacing the convolution's call keeps it in its layer's policy: inputs and the
+    float32 kernel are read in the compute dtype."""
+    x = RNG.rand(2, 5, 5, 3).astype('float32')
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        layer = keras.layers.Conv2D(4, 3, padding='same')
+        symbol = layer(keras.Input((5, 5, 3)))
+    finally:
+        keras.mixed_precision.set_global_policy('float32')
+    compute = keras.mixed_precision.Policy(policy).compute_dtype
+    assert symbol.dtype == compute
+    assert layer.kernel.dtype == torch.float32
+    low = getattr(torch, compute)
+    kernel = torch.as_tensor(layer.get_weights()[0]).to(low).float().numpy()
+    expected = torch.nn.functional.conv2d(
+        torch.as_tensor(np.moveaxis(x, -1, 1)).to(low).float(),
+        torch.as_tensor(np.transpose(kernel, (3, 2, 0, 1))), padding=1)
+    actual = np.asarray(keras.Model(*(lambda i: (i, layer(i)))(keras.Input((5, 5, 3)))).predict(x))
+    np.testing.assert_allclose(actual.astype('float32'), np.moveaxis(expected.numpy(), 1, -1),
+                               atol=0.05, rtol=0.02)

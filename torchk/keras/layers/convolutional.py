@@ -2,6 +2,8 @@
 from keras import backend as K
 from keras.layers import convolutional
 
+from torchk import mixed_precision
+
 _CONVOLUTIONS = {1: 'conv1d', 2: 'conv2d', 3: 'conv3d'}
 
 
@@ -37,6 +39,7 @@ def call(self, inputs):
 
 def convolution_through_convolution_op():
     """Gives Keras 2.3.1's convolution layers (`Conv1D`, `Conv2D`, `Conv3D`) tf.keras'
-    `convolution_op`, which their call uses."""
+    `convolution_op`, which their call uses (in the layer's mixed precision policy)."""
     convolutional._Conv.convolution_op = convolution_op
     convolutional._Conv.call = call
+    mixed_precision.call_in_layer_policy(convolutional._Conv)
