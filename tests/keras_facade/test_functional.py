@@ -86,3 +86,25 @@ def test_nested_outputs_are_flattened_and_predicted_in_their_structure():
     for result, expected in ((a, 2 * x), (b, x + 1), (c, 4 * x), (d, 2 * x + 1)):
         np.testing.assert_allclose(result, expected)
     assert len(nested.outputs) == 4
+
+
+@pytest.mark.parametrize('arguments, batch_shape', [
+    ({'shape': (3, 2), 'batch_size': 8}, (8, 3, 2)),
+    ({'shape': (3,)}, (None, 3)),
+    ({'batch_shape': (4, 5)}, (4, 5)),
+    ({'batch_input_shape': (None, 5)}, (None, 5)),
+])
+def test_input_takes_tf_keras_arguments(arguments, batch_shape):
+    assert keras.backend.int_shape(keras.Input(**arguments)) == batch_shape
+
+
+@pytest.mark.parametrize('arguments, message', [
+    ({'shape': (3,), 'ragged': True}, 'ragged'),
+    ({'shape': (3,), 'type_spec': 'spec'}, 'TypeSpec'),
+    ({'batch_shape': (2, 3), 'batch_size': 2}, 'batch_size'),
+    ({'batch_size': 2}, 'needs shape'),
+    ({'shape': (3,), 'input_shape': (3,)}, 'input_shape'),
+])
+def test_input_refuses_what_torchk_has_not(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        keras.Input(**arguments)

@@ -7,8 +7,9 @@ builds its `tf.*` functions from it, under the key's path and the other paths TF
 same op at (`ALIASES`: `tf.math.reduce_sum` is also `tf.reduce_sum`).
 
 Each op takes its first argument positionally and the others by TF's parameter names, and
-is written with torchk's backend ops, so it runs eagerly on tensors and records a graph on
-Keras symbols.
+runs eagerly on tensors and records a graph on Keras symbols: it is written with torchk's
+backend ops and torch functions (which Keras symbols record), or, where it reads a tensor's
+attributes (`device`, `dtype`, a result's `.values`), made an op with `graph.op`.
 """
 import functools
 
@@ -235,8 +236,9 @@ def _image_resize(images, size, method='bilinear', preserve_aspect_ratio=False,
                          'supported.')
     from ..layers import preprocessing
     preprocessing.check_interpolation(method, 'tf.image.resize')
-    preprocessing.image_size(images, 'tf.image.resize')
-    return preprocessing.resize(K.cast(images, K.floatx()), size[0], size[1], method)
+    return preprocessing.at_image_size(
+        lambda known: preprocessing.resize(known, size[0], size[1], method),
+        K.cast(images, K.floatx()))
 
 
 def _getitem(tensor, slice_spec, var=None):
@@ -445,6 +447,7 @@ def _moments(x, axes, shift=None, keepdims=False):
     return mean, variance
 
 
+@graph.op
 def _dropout(x, rate, noise_shape=None, seed=None):
     if not 0 <= rate < 1:
         raise ValueError('tf.nn.dropout: rate must be in [0, 1); got %r.' % (rate,))
@@ -479,10 +482,12 @@ def _count_nonzero(input, axis=None, keepdims=False, dtype='int64'):
                   dtype)
 
 
+@graph.op
 def _sort(values, axis=-1, direction='ASCENDING'):
     return torch.sort(values, dim=axis, descending=_descending(direction)).values
 
 
+@graph.op
 def _argsort(values, axis=-1, direction='ASCENDING', stable=False):
     indices = torch.sort(values, dim=axis, descending=_descending(direction),
                          stable=stable).indices
@@ -520,6 +525,7 @@ def _confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype
 
 
 def _random_flip(axis):
+    @graph.op
     def flip(image, seed=None):
         flipped = torch.flip(image, [axis])
         if image.ndim == 3:
@@ -529,6 +535,7 @@ def _random_flip(axis):
     return flip
 
 
+@graph.op
 def _convert_image_dtype(image, dtype, saturate=False):
     source, target = image.dtype, dtypes.torch_dtype(dtype)
     if source == target:
@@ -545,6 +552,7 @@ def _convert_image_dtype(image, dtype, saturate=False):
     return (converted * (torch.iinfo(target).max + 0.5)).to(target)
 
 
+@graph.op
 def _per_image_standardization(image):
     image = image.float() if not image.is_floating_point() else image
     axes = [-1, -2, -3]
