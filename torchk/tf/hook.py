@@ -6,8 +6,9 @@ Installed (`install_import_hook`), a `sys.meta_path` finder answers, before any 
   and `torchk.keras.X`, the tf.keras facade.
 The module object is torchk's own (`import tensorflow as tf; tf is torchk.tf`). A name torchk
 does not provide raises `ModuleNotFoundError` naming it and pointing at docs/TF_SUBSET.md.
-Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk, and
-tells TensorBoard that TF is absent. Other libraries that probe for TensorFlow by importing
+Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk,
+tells TensorBoard that TF is absent, and makes numpy's functions take torch tensors as they
+take TF's eager tensors (`numpy_interop`). Other libraries that probe for TensorFlow by importing
 it get torchk.tf.
 """
 import importlib
@@ -17,6 +18,7 @@ import os
 import sys
 import types
 
+from . import numpy_interop
 from .namespaces import DOCUMENT, Namespace
 
 _TENSORBOARD_NO_TF = 'tensorboard.compat.notf'
@@ -114,6 +116,7 @@ def install_import_hook():
     # TensorBoard (which torch's SummaryWriter uses) takes `import tensorflow` to mean the
     # real TF unless `tensorboard.compat.notf` imports: that module makes it use its stub.
     sys.modules.setdefault(_TENSORBOARD_NO_TF, types.ModuleType(_TENSORBOARD_NO_TF))
+    numpy_interop.install()
     for finder in sys.meta_path:
         if isinstance(finder, TorchkFinder):
             return finder
@@ -123,5 +126,7 @@ def install_import_hook():
 
 
 def uninstall_import_hook():
-    """Removes the finder (modules already imported stay in `sys.modules`)."""
+    """Removes the finder (modules already imported stay in `sys.modules`) and numpy's
+    functions on torch tensors."""
+    numpy_interop.uninstall()
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, TorchkFinder)]
