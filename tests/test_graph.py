@@ -283,3 +283,14 @@ def test_dynamic_axes_leave_an_axis_unknown_however_it_is_numbered(axes):
     assert K.int_shape(y) == (None, None)
     x = K.placeholder(shape=(None, 5))
     assert K.function([x], [first_rows(x)])([np.ones((2, 5))])[0].shape == (2, 0)
+
+
+def test_ops_after_a_dynamic_axis_leave_it_unknown():
+    """The examples of a dynamic axis had one size (0 tokens of the empty example text);
+    later ops do not take it for the axis' size (keras-io's preprocessing guide: a GRU on an
+    Embedding of TextVectorization's ids)."""
+    first_rows = graph.op(lambda x: x[:, :0], dynamic_axes=(1,))
+    y = first_rows(K.placeholder(shape=(None, 5)))
+    embedded = K.gather(K.ones((10, 3)), K.cast(y, 'int32'))
+    assert K.int_shape(embedded) == (None, None, 3)
+    assert K.int_shape(K.sum(embedded, axis=1)) == (None, 3)
