@@ -74,11 +74,21 @@ def test_invalid_arguments_raise(make, message):
         make()
 
 
-@pytest.mark.parametrize('layer', [Resizing(3, 3), CenterCrop(2, 2)],
-                         ids=lambda layer: type(layer).__name__)
-def test_unknown_image_size_raises(layer):
-    with pytest.raises(ValueError, match='height and width'):
-        layer(keras.Input((None, None, 3)))
+@pytest.mark.parametrize('make', [lambda: Resizing(3, 4), lambda: CenterCrop(3, 4),
+                                  lambda: CenterCrop(8, 8),
+                                  lambda: Resizing(3, 4, crop_to_aspect_ratio=True)])
+def test_images_of_unknown_size_are_sized_when_run(make):
+    """keras-io's engineers guide: `CenterCrop` on `Input((None, None, 3))`; the layer
+    computes on the sizes of the images it is given, as on images of known size."""
+    layer = make()
+    inputs = keras.Input((None, None, 3))
+    outputs = layer(inputs)
+    assert K.int_shape(outputs) == (None, layer.height, layer.width, 3)
+    actual = K.function([inputs], [outputs])([IMAGES])[0]
+    reference = make()
+    known = keras.Input(IMAGES.shape[1:])
+    np.testing.assert_allclose(actual, K.function([known], [reference(known)])([IMAGES])[0],
+                               rtol=1e-6, atol=1e-4)
 
 
 @pytest.mark.parametrize('axis, kept', [(-1, (3,)), ((1, 3), (1, 3)), (None, ())])

@@ -22,6 +22,8 @@ import torch
 from keras import backend as K
 from keras.engine.base_layer import Layer
 
+from .. import graph
+
 __all__ = ['Rescaling', 'Normalization', 'Resizing', 'CenterCrop', 'RandomFlip',
            'RandomRotation', 'RandomZoom', 'RandomTranslation', 'RandomContrast', 'RandomCrop',
            'RandomHeight', 'RandomWidth', 'RandomBrightness']
@@ -116,6 +118,16 @@ def image_size(images, layer_name):
         raise ValueError('Layer %r needs the height and width of its images; got shape %s.'
                          % (layer_name, K.int_shape(images)))
     return height, width
+
+
+def at_image_size(function, images):
+    """`function(images)`, which reads the static height and width of channels-last
+    `images`; where either is unknown (an `Input` of shape `(None, None, 3)`), it is
+    recorded as one op, which reads them from the images it is run on."""
+    height, width = K.int_shape(images)[-3:-1]
+    if graph.is_symbol(images) and (height is None or width is None):
+        return graph.op(function)(images)
+    return function(images)
 
 
 @_batched
@@ -342,7 +354,7 @@ class Resizing(_Preprocessing):
         **kwargs: the base layer's arguments.
 
     # Raises
-        ValueError: for another interpolation, or images of unknown height or width.
+        ValueError: for another interpolation.
     """
 
     _config_keys = ('height', 'width', 'interpolation', 'crop_to_aspect_ratio')
@@ -357,7 +369,9 @@ class Resizing(_Preprocessing):
         self.crop_to_aspect_ratio = crop_to_aspect_ratio
 
     def call(self, inputs):
-        inputs = _as_floatx(inputs)
+        return at_image_size(self._resize, _as_floatx(inputs))
+
+    def _resize(self, inputs):
         image_size(inputs, self.name)
         if self.crop_to_aspect_ratio:
             return smart_resize(inputs, self.height, self.width, self.interpolation,
@@ -386,7 +400,9 @@ class CenterCrop(_Preprocessing):
         self.width = width
 
     def call(self, inputs):
-        inputs = _as_floatx(inputs)
+        return at_image_size(self._crop_center, _as_floatx(inputs))
+
+    def _crop_center(self, inputs):
         in_height, in_width = image_size(inputs, self.name)
         if in_height >= self.height and in_width >= self.width:
             return _crop(inputs, (in_height - self.height) // 2, (in_width - self.width) // 2,
