@@ -1,8 +1,9 @@
 """`tf.keras.losses`: Keras 2.3.1's loss functions and classes (`Huber`,
-`SparseCategoricalCrossentropy(from_logits=True)`, ...), and `Reduction` with tf.keras'
-`AUTO`."""
+`SparseCategoricalCrossentropy(from_logits=True)`, ...), `Reduction` with tf.keras'
+`AUTO`, and the loss classes' squeezing of predictions one axis longer than the targets."""
 import functools
 
+from keras import backend as K
 from keras import losses as _keras_losses
 from keras.utils import losses_utils as _losses_utils
 
@@ -40,3 +41,24 @@ def _auto_reduction():
 
 
 _auto_reduction()
+
+
+def _squeezed_predictions():
+    """tf.keras 2's loss functions wrapped as classes squeeze a last axis of 1 from the
+    predictions (or the targets) whose rank is one more than the other's, as
+    `LossFunctionWrapper.call` does there: an `Embedding` + `Dense(1)` model's `(batch,
+    steps, 1)` output against `(batch, 1)` labels. Keras 2.3.1 passes them as they are."""
+    keras_call = _keras_losses.LossFunctionWrapper.call
+    if getattr(keras_call, '_torchk_squeezed', False):
+        return
+
+    @functools.wraps(keras_call)
+    def call(self, y_true, y_pred):
+        if K.is_tensor(y_pred) and K.is_tensor(y_true):
+            y_pred, y_true = _losses_utils.squeeze_or_expand_dimensions(y_pred, y_true)
+        return keras_call(self, y_true, y_pred)
+    call._torchk_squeezed = True
+    _keras_losses.LossFunctionWrapper.call = call
+
+
+_squeezed_predictions()

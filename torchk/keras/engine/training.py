@@ -214,8 +214,14 @@ class Model(keras.Model):
         self._unbuilt_while_inputs_unknown()
         if isinstance(x, dict) and not self._is_graph_network and not self.inputs:
             self._set_inputs(x)
-        standardized = super(Model, self)._standardize_user_data(
-            self._conform_to_inputs(x), *args, **kwargs)
+        x = self._conform(x, '_feed_input_shapes', '_feed_input_names')
+        if args:
+            args = (self._conform(args[0], '_feed_output_shapes', '_feed_output_names'),
+                    ) + args[1:]
+        elif 'y' in kwargs:
+            kwargs['y'] = self._conform(kwargs['y'], '_feed_output_shapes',
+                                        '_feed_output_names')
+        standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
         if self.optimizer is not None and not self._is_compiled and self.built:
             # Keras 2.3.1 compiles a subclassed model once the first targets set its outputs;
             # tf.keras also trains one whose losses all come from `add_loss` (no targets).
@@ -225,11 +231,13 @@ class Model(keras.Model):
                          loss_weights=self.loss_weights)
         return standardized
 
-    def _conform_to_inputs(self, x):
-        """Arrays of a functional model's data with one axis fewer than their `Input`, whose
-        last axis has size 1, get that axis (one more, of size 1: it goes), as tf.keras
-        conforms data to its inputs (`(n, 28, 28)` images for an `Input((28, 28, 1))`)."""
-        shapes = getattr(self, '_feed_input_shapes', None)
+    def _conform(self, x, shapes_attribute, names_attribute):
+        """Arrays of a functional model's data with one axis fewer than their `Input` (or
+        output), whose last axis has size 1, get that axis (one more, of size 1: it goes),
+        as tf.keras conforms data to its inputs (`(n, 28, 28)` images for an
+        `Input((28, 28, 1))`) and its losses squeeze the predictions for their targets
+        (`(n, 1)` labels of a `(n, steps, 1)` output)."""
+        shapes = getattr(self, shapes_attribute, None)
         if not self._is_graph_network or not shapes:
             return x
 
@@ -242,7 +250,7 @@ class Model(keras.Model):
                 return value[..., 0]
             return value
         if isinstance(x, dict):
-            positions = {name: i for i, name in enumerate(self._feed_input_names)}
+            positions = {name: i for i, name in enumerate(getattr(self, names_attribute))}
             return {name: conform(value, shapes[positions[name]]) if name in positions
                     else value for name, value in x.items()}
         if isinstance(x, (list, tuple)) and len(x) == len(shapes):
