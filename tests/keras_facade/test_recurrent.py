@@ -84,3 +84,14 @@ def test_eager_initial_state_as_in_a_functional_model():
     eager = lstm(torch.from_numpy(x), initial_state=[torch.from_numpy(h), torch.from_numpy(c)])
     np.testing.assert_allclose(np.asarray(eager), model.predict([x, h, c]), rtol=1e-5)
     assert not np.allclose(np.asarray(eager), np.asarray(lstm(x)), atol=1e-3)
+
+
+def test_a_tuple_of_inputs_to_an_rnn_is_refused_by_name():
+    """keras-io's RNN guide: `RNN(NestedCell)((input_1, input_2))`, a nested input."""
+    rnn = keras.layers.RNN(keras.layers.SimpleRNNCell(3))
+    inputs = (keras.Input((None, 4)), keras.Input((None, 2, 4)))
+    with pytest.raises(NotImplementedError, match='nested RNN inputs'):
+        rnn(inputs)
+    state = keras.Input((3,))
+    sequences = keras.Input((None, 4))
+    assert keras.backend.int_shape(rnn([sequences, state])) == (None, 3)
