@@ -84,3 +84,12 @@ def test_module_finds_variables_and_submodules():
 def test_module_name_is_checked():
     with pytest.raises(ValueError, match="'2x' is not valid"):
         tf.Module(name='2x')
+
+
+def test_get_shape_of_a_variable_and_of_a_keras_weight():
+    """keras-io's PixelCNN: `np.zeros(shape=self.conv.kernel.get_shape())`."""
+    assert tf.Variable(np.ones((2, 3))).get_shape().as_list() == [2, 3]
+    conv = keras.layers.Conv2D(2, 3)
+    conv.build((None, 5, 5, 1))
+    shape = conv.kernel.get_shape()
+    assert isinstance(shape, tf.TensorShape) and np.zeros(shape).shape == (3, 3, 1, 2)

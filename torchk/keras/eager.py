@@ -439,9 +439,10 @@ def install():
 
 def _weights_assign_as_tf_variables():
     """Keras weights (`add_weight`'s variables) get `tf.Variable`'s `assign`, `assign_add`
-    and `assign_sub`, which tf.keras metrics' `update_state` call on their state."""
+    and `assign_sub`, which tf.keras metrics' `update_state` call on their state, and
+    `get_shape`."""
     from ..tf.variable import Variable as TFVariable
-    for name in ('assign', 'assign_add', 'assign_sub'):
+    for name in ('assign', 'assign_add', 'assign_sub', 'get_shape'):
         setattr(Variable, name, getattr(TFVariable, name))
 
 

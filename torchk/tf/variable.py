@@ -15,7 +15,7 @@ import torch
 
 from .. import graph
 from .. import variables
-from . import tracing
+from . import runtime, tracing
 from .tensors import convert_to_tensor, eager
 
 _OPERATORS = ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__',
@@ -74,6 +74,10 @@ class Variable(variables.Variable):
                  constraint=None, **kwargs):
         super().__init__(self.data, self.requires_grad, name=name or 'Variable',
                          constraint=constraint)
+
+    def get_shape(self):
+        """The variable's shape as a `tf.TensorShape`."""
+        return runtime.TensorShape(tuple(self.shape))
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
         """Writes `value` into the variable; returns the variable. (In a recorded step,
