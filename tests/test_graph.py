@@ -285,12 +285,24 @@ def test_dynamic_axes_leave_an_axis_unknown_however_it_is_numbered(axes):
     assert K.function([x], [first_rows(x)])([np.ones((2, 5))])[0].shape == (2, 0)
 
 
-def test_ops_after_a_dynamic_axis_leave_it_unknown():
-    """The examples of a dynamic axis had one size (0 tokens of the empty example text);
-    later ops do not take it for the axis' size (keras-io's preprocessing guide: a GRU on an
+def test_ops_after_an_empty_dynamic_axis_leave_it_unknown():
+    """The examples of a dynamic axis were empty (0 tokens of the empty example text); later
+    ops do not take 0 for the axis' size (keras-io's preprocessing guide: a GRU on an
     Embedding of TextVectorization's ids)."""
     first_rows = graph.op(lambda x: x[:, :0], dynamic_axes=(1,))
     y = first_rows(K.placeholder(shape=(None, 5)))
     embedded = K.gather(K.ones((10, 3)), K.cast(y, 'int32'))
     assert K.int_shape(embedded) == (None, None, 3)
     assert K.int_shape(K.sum(embedded, axis=1)) == (None, 3)
+
+
+def test_a_dynamic_axis_of_the_inputs_size_keeps_its_examples():
+    """keras-io's position embedding: `tf.range(tf.shape(x)[-1])` is a dynamic axis whose
+    examples have x's size; added to the embedded tokens they broadcast against x's."""
+    x = K.placeholder(shape=(None, 7))
+    positions = K.arange(0, K.shape(x)[-1])
+    summed = K.expand_dims(K.cast(x, 'int32'), -1) + K.expand_dims(positions, -1)
+    assert K.int_shape(summed)[0] is None and K.int_shape(summed)[2] == 1
+    np.testing.assert_array_equal(
+        K.function([x], [summed])([np.zeros((2, 7))])[0][..., 0],
+        np.tile(np.arange(7), (2, 1)))

@@ -561,9 +561,9 @@ def _symbolic_results(node, examples, path, dynamic_axes):
             unknown = {axis % first.ndim for axis in unknown} if first.ndim else set()
             shape = tuple(None if a != b or i in unknown else a
                           for i, (a, b) in enumerate(zip(first.shape, second.shape)))
-            if any(first.shape[i] == second.shape[i] for i in unknown):
-                # Examples of one size on an unknown axis (no tokens in the empty example
-                # text) would fix it downstream: later ops draw theirs from the shape.
+            if any(first.shape[i] == second.shape[i] == 0 for i in unknown):
+                # Empty examples on an unknown axis (no tokens in the empty example text)
+                # would make it empty downstream: later ops draw theirs from the shape.
                 examples = None
         else:
             shape = None
