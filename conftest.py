@@ -26,3 +26,17 @@ def floatx64():
     config.set_floatx('float64')
     yield
     config.set_floatx('float32')
+
+
+@pytest.fixture
+def single_process(monkeypatch):
+    """A process that torchrun did not start (no WORLD_SIZE, no TF_CONFIG); a process group
+    that the test joins (`torchk.distributed.init`, a tf.distribute strategy) is left after
+    it."""
+    from torchk.distributed import runtime
+    monkeypatch.delenv('WORLD_SIZE', raising=False)
+    monkeypatch.delenv('TF_CONFIG', raising=False)
+    initialized = runtime.is_initialized()
+    yield
+    if not initialized:
+        runtime.shutdown()

@@ -583,6 +583,15 @@ def test_bias_add_full_rank_bias_reshaped_like_tf(rank, data_format):
     close(y, expected)
 
 
+@pytest.mark.parametrize('bias_shape', [(1, 2), (2, 2)])
+def test_bias_add_refuses_a_bias_in_another_layout(bias_shape):
+    # TF reshapes a (1, 2) bias to (1, 2, 1) and broadcasts it over a (1, 1, 2) input.
+    x = rand(1, 1, 2)
+    with pytest.raises(ValueError, match=r'bias shape \(%d, 2\).*expected \(2, 1\)'
+                       % bias_shape[0]):
+        C.bias_add(torch.as_tensor(x), torch.as_tensor(rand(*bias_shape)), FIRST)
+
+
 FOLD_CASES = [  # (rank, padding, strides, dilation)
     (1, 'valid', 1, 1), (1, 'causal', 1, 2), (1, 'same', 2, 1),
     (2, 'valid', 1, 1), (2, 'same', 2, 1), (2, 'same', 1, 2),

@@ -272,3 +272,37 @@ def test_binary_operators_take_nested_lists(make, expected):
     reference = expected(X_VALUE, np.array(ROW, dtype='float32'))
     assert result.dtype == reference.dtype
     np.testing.assert_allclose(result, reference, rtol=1e-6)
+
+
+@pytest.mark.parametrize('axes', [(1,), (-1,)])
+def test_dynamic_axes_leave_an_axis_unknown_however_it_is_numbered(axes):
+    """An axis whose size depends on the values stays unknown, also named from the end
+    (a text layer's ragged token axis); the example runs would give it a size."""
+    first_rows = graph.op(lambda x: x[:, :0], dynamic_axes=axes)
+    y = first_rows(K.placeholder(shape=(None, 5)))
+    assert K.int_shape(y) == (None, None)
+    x = K.placeholder(shape=(None, 5))
+    assert K.function([x], [first_rows(x)])([np.ones((2, 5))])[0].shape == (2, 0)
+
+
+def test_ops_after_an_empty_dynamic_axis_leave_it_unknown():
+    """The examples of a dynamic axis were empty (0 tokens of the empty example text); later
+    ops do not take 0 for the axis' size (keras-io's preprocessing guide: a GRU on an
+    Embedding of TextVectorization's ids)."""
+    first_rows = graph.op(lambda x: x[:, :0], dynamic_axes=(1,))
+    y = first_rows(K.placeholder(shape=(None, 5)))
+    embedded = K.gather(K.ones((10, 3)), K.cast(y, 'int32'))
+    assert K.int_shape(embedded) == (None, None, 3)
+    assert K.int_shape(K.sum(embedded, axis=1)) == (None, 3)
+
+
+def test_a_dynamic_axis_of_the_inputs_size_keeps_its_examples():
+    """keras-io's position embedding: `tf.range(tf.shape(x)[-1])` is a dynamic axis whose
+    examples have x's size; added to the embedded tokens they broadcast against x's."""
+    x = K.placeholder(shape=(None, 7))
+    positions = K.arange(0, K.shape(x)[-1])
+    summed = K.expand_dims(K.cast(x, 'int32'), -1) + K.expand_dims(positions, -1)
+    assert K.int_shape(summed)[0] is None and K.int_shape(summed)[2] == 1
+    np.testing.assert_array_equal(
+        K.function([x], [summed])([np.zeros((2, 7))])[0][..., 0],
+        np.tile(np.arange(7), (2, 1)))

@@ -5,6 +5,7 @@ import torch
 from numpy.testing import assert_allclose, assert_array_equal
 
 from reference import numpy_backend as npb
+from torchk import core as K
 from torchk import math_ops as M
 
 RNG = np.random.RandomState(0)
@@ -407,3 +408,13 @@ def test_max_and_min_over_no_values_give_the_identity_as_in_tf(dtype, lowest, hi
     assert_array_equal(M.max(x, axis, keepdims).numpy(), np.full(shape, lowest))
     assert_array_equal(M.min(x, axis, keepdims).numpy(), np.full(shape, highest))
     assert M.max(x, axis, keepdims).dtype == dtype
+
+
+def test_divide_no_nan_is_zero_where_the_divisor_is_zero_in_programs_too():
+    x = np.array([1., -2., 3.], 'float32')
+    y = np.array([0., 4., 0.], 'float32')
+    expected = np.array([0., -0.5, 0.], 'float32')
+    np.testing.assert_array_equal(_np(M.divide_no_nan(x, y)), expected)
+    a, b = K.placeholder(shape=(3,)), K.placeholder(shape=(3,))
+    program = K.function([a, b], [M.divide_no_nan(a, b)])
+    np.testing.assert_array_equal(program([x, y])[0], expected)

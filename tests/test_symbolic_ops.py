@@ -193,6 +193,8 @@ for _name in ('equal', 'not_equal', 'greater', 'greater_equal', 'less', 'less_eq
     case(_name, lambda op, x: op(x, 0.5), lambda b, r: [halves(r, b, 3)], id=_name + '-number')
 case('equal', lambda op, x, y: op(x, y), lambda b, r: [ints(r, 3, b, 3), ints(r, 3, b, 3)],
      id='equal-ints')
+case('divide_no_nan', lambda op, x, y: op(x, y),
+     lambda b, r: [f32(r, b, 3), ints(r, 2, b, 3).astype('float32')], id='divide_no_nan')
 case('maximum', lambda op, x, y: op(x, y),
      lambda b, r: [ints(r, 5, b, 3, dtype='int32'), ints(r, 5, b, 3, dtype='int32')],
      id='maximum-ints')

@@ -135,15 +135,22 @@ def _mixed_precision_line(policy):
 
 def export(model_path, output_path, opset=None, static_batch=None):
     """Loads a saved Keras model and exports it (see `torchk.export.export`); returns the
-    inputs' and outputs' names."""
+    exported program's inputs' and outputs' names, the path of the model's string stage
+    (None for a model without text inputs) and the inputs its outputs are."""
     os.environ['KERAS_BACKEND'] = 'torchk.core'
     import keras
+    import torch
     from . import export as exporting
     if not os.path.isfile(model_path):
         raise ValueError('No model file at %r.' % model_path)
     model = keras.models.load_model(model_path, compile=False)
-    exporting.export(model, output_path, opset=opset, static_batch=static_batch)
-    return exporting.input_names(model), exporting.output_names(model)
+    program = exporting.export(model, output_path, opset=opset, static_batch=static_batch)
+    inputs = [spec.arg.name for spec in program.graph_signature.input_specs
+              if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+    numeric = [x for x in model.inputs if keras.backend.dtype(x) != 'string']
+    stage = (exporting.string_stage_path(output_path) if len(numeric) < len(model.inputs)
+             else None)
+    return inputs, exporting.output_names(model), stage, inputs[len(numeric):]
 
 
 def run(script, args=()):
@@ -216,11 +223,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == 'export':
         try:
-            inputs, outputs = export(args.model, args.output, args.opset, args.static_batch)
+            inputs, outputs, stage, stage_outputs = export(args.model, args.output,
+                                                           args.opset, args.static_batch)
         except ValueError as e:
             parser.error(str(e))
         print('Wrote %s: inputs %s, outputs %s' % (args.output, ', '.join(inputs),
                                                     ', '.join(outputs)))
+        if stage is not None:
+            print('The string stage stays in Python: wrote %s (its text layers and '
+                  'vocabularies); its outputs are the inputs %s.'
+                  % (stage, ', '.join(stage_outputs)))
         return 0
     if args.command == 'configure':
         try:

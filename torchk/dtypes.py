@@ -16,6 +16,30 @@ _NAMES = {dtype: name for name, dtype in _BY_NAME.items()
           if name not in ('half', 'float', 'double')}
 
 
+class _StringDtype(str):
+    """The dtype of text (`'string'`): strings have no torch dtype, they stay numpy arrays of
+    bytes on the host (`torchk/strings.py`). It answers the questions asked of a symbol's
+    torch dtype (`is_floating_point`) so that code over numeric symbols passes it by."""
+    is_floating_point = False
+    is_complex = False
+
+    def __reduce__(self):
+        return 'STRING'
+
+
+STRING = _StringDtype('string')
+
+
+def is_string(dtype):
+    """True if `dtype` names text: `'string'`, `tf.string`, `str`, `bytes`, or a numpy
+    string or object dtype."""
+    if isinstance(dtype, str):
+        return dtype == 'string'
+    if dtype in (str, bytes, np.str_, np.bytes_, np.object_):
+        return True
+    return isinstance(dtype, np.dtype) and dtype.kind in 'USO'
+
+
 def to_torch(dtype):
     """Returns the `torch.dtype` for a dtype string, numpy dtype or type, or torch dtype.
 
@@ -38,7 +62,10 @@ def to_torch(dtype):
 
 
 def name(dtype):
-    """Returns the Keras string name (e.g. `'float32'`) of any dtype form `to_torch` accepts."""
+    """Returns the Keras string name (e.g. `'float32'`) of any dtype form `to_torch` accepts,
+    or `'string'` for text (`is_string`)."""
+    if is_string(dtype):
+        return STRING
     return _NAMES[to_torch(dtype)]
 
 

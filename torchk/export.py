@@ -10,6 +10,12 @@ leaves unknown (sequence lengths, image sizes of fully convolutional models) sta
 A `.pt2` file needs only torch to run (`torch.export.load(path).module()(*inputs)`); an
 `.onnx` file only onnxruntime. Exporting to ONNX needs the `onnx` and `onnxscript` packages.
 
+A model with text inputs (`Input(dtype='string')`) is exported in two parts, since its string
+stage runs in Python, not in torch (docs/EXPORT.md): `split_host_stage` cuts it where its text
+layers turn text into numbers; the numeric part is exported, and the string stage (the text
+layers, with their vocabularies) is saved beside it as a `.keras` file whose outputs are the
+exported program's first inputs.
+
 Importing this module imports Keras, which must be configured to use torchk.
 """
 import contextlib
@@ -31,7 +37,7 @@ from . import graph
 from .interop import KerasModule
 from .program import ancestors
 
-__all__ = ['inference_model', 'exported_program', 'export']
+__all__ = ['inference_model', 'exported_program', 'export', 'split_host_stage']
 
 _FORMATS = ('.pt2', '.onnx')
 # Example sizes for the trace: a batch other than 1 (so that nothing specialises on it) and
@@ -70,6 +76,75 @@ def _check_built(model):
         raise ValueError('Exporting needs a Keras model with symbolic inputs and outputs; %s '
                          'has none. Build it first (give its first layer an input_shape); '
                          'subclassed models are not supported.' % model.name)
+
+
+def _is_text(x):
+    return K.dtype(x) == 'string'
+
+
+def split_host_stage(model):
+    """Cuts a model with text inputs where its host stage ends (docs/ARCHITECTURE.md,
+    "Text"): the layers turning its text inputs into numbers (TextVectorization, the
+    lookups, Hashing), and the numeric rest.
+
+    # Arguments
+        model: a built functional Keras model.
+
+    # Returns
+        `(string_stage, numeric_model)`: a model from the text inputs to the numbers the
+        host stage makes (None if the model has no text input), and a model from the
+        model's numeric inputs and those numbers (in that order; the latter named after the
+        layers making them) to its outputs. Both share the model's layers.
+
+    # Raises
+        ValueError: for a layer taking text and numbers together, or an output of text.
+    """
+    from keras.engine.input_layer import InputLayer
+    text_inputs = [x for x in model.inputs if _is_text(x)]
+    if not text_inputs:
+        return None, model
+    computed = {id(x): x for x in model.inputs if not _is_text(x)}
+    boundary, taken = [], set()
+    for depth in sorted(model._nodes_by_depth, reverse=True):
+        for node in model._nodes_by_depth[depth]:
+            layer = node.outbound_layer
+            if isinstance(layer, InputLayer):
+                continue
+            inputs, outputs = node.input_tensors, node.output_tensors
+            if any(_is_text(x) for x in inputs):
+                if not all(_is_text(x) for x in inputs):
+                    raise ValueError("Layer '%s' takes text and numbers together: torchk "
+                                     'cannot cut its model where text becomes numbers.'
+                                     % layer.name)
+                for output in outputs:
+                    if not _is_text(output):
+                        stand_in = keras.layers.Input(
+                            batch_shape=K.int_shape(output), dtype=K.dtype(output),
+                            name=_identifier(layer.name, taken))
+                        boundary.append((output, stand_in))
+                        computed[id(output)] = stand_in
+                continue
+            arguments = [computed[id(x)] for x in inputs]
+            results = layer(arguments if len(arguments) > 1 else arguments[0],
+                            **(node.arguments or {}))
+            results = results if isinstance(results, list) else [results]
+            computed.update((id(o), r) for o, r in zip(outputs, results))
+    text_outputs = [o.name for o in model.outputs if _is_text(o)]
+    if text_outputs:
+        raise ValueError('The model outputs text (%s), which stays on the host: export the '
+                         'model up to its numbers.' % ', '.join(text_outputs))
+    string_stage = keras.models.Model(text_inputs, [output for output, _ in boundary],
+                                      name=model.name + '_string_stage')
+    numeric = keras.models.Model(
+        [x for x in model.inputs if not _is_text(x)] + [stand_in for _, stand_in in boundary],
+        [computed[id(o)] for o in model.outputs], name=model.name + '_numeric')
+    return string_stage, numeric
+
+
+def string_stage_path(path):
+    """Where `export` saves a model's string stage: beside `path` (`model.pt2` ->
+    `model.string_stage.keras`)."""
+    return os.path.splitext(str(path))[0] + '.string_stage.keras'
 
 
 def _identifier(name, taken):
@@ -304,13 +379,18 @@ def exported_program(model, static_batch=None):
 
     # Raises
         ValueError: if the model has no symbolic inputs, `static_batch` is not a positive
-            integer, or a layer decodes CTC (`K.ctc_decode`: sizes that depend on values).
+            integer, a layer decodes CTC (`K.ctc_decode`: sizes that depend on values), or
+            an input is text (export its numeric part: `split_host_stage`).
     """
     if static_batch is not None and (not isinstance(static_batch, (int, np.integer))
                                      or isinstance(static_batch, bool) or static_batch < 1):
         raise ValueError('static_batch must be a positive integer or None, got %r.'
                          % (static_batch,))
     _check_built(model)
+    if any(_is_text(x) for x in model.inputs):
+        raise ValueError('The model %s takes text, which torch programs cannot: export its '
+                         'numeric part (torchk.export.split_host_stage; export() does it).'
+                         % model.name)
     _check_exportable(model)
     names = input_names(model)
     examples = _example_inputs(model, static_batch)
@@ -376,6 +456,10 @@ def export(model, path, opset=None, static_batch=None):
     (`torch.onnx.export(..., dynamo=True)`), run with onnxruntime; its inputs and outputs
     are named after the Keras model's.
 
+    A model with text inputs is exported without its string stage, which is saved beside
+    `path` as a `.keras` file (`string_stage_path`): run it with Keras (torchk or
+    TensorFlow's), then the exported program on its outputs (and the numeric inputs).
+
     # Arguments
         model: a built Keras `Sequential` or functional `Model`.
         path: the file to write, ending in `.pt2` or `.onnx`.
@@ -395,6 +479,10 @@ def export(model, path, opset=None, static_batch=None):
     if opset is not None and suffix != '.onnx':
         raise ValueError('opset=%r applies to ONNX files only; %r is a %s file.'
                          % (opset, str(path), suffix))
+    string_stage, model = split_host_stage(model)
+    if string_stage is not None:
+        from .saving import keras_zip_writer
+        keras_zip_writer.save(string_stage, string_stage_path(path), include_optimizer=False)
     program = exported_program(model, static_batch=static_batch)
     if suffix == '.pt2':
         torch.export.save(program, str(path))

@@ -5,9 +5,11 @@ import numpy as np
 import torch
 
 from . import config
+from . import cpu_threads
 from . import dtypes
 from . import graph
 from . import program
+from . import strings
 from .passes import compiled
 from .passes import folding
 from .passes import phase
@@ -120,6 +122,10 @@ def convert_feed(symbol, value, position, device):
     if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
         return sparse_tensor(value, symbol._torch_dtype, device)
     expected_dtype = symbol._torch_dtype
+    if expected_dtype is dtypes.STRING:
+        value = strings.as_bytes(value, _describe(symbol, position))
+        _check_feed_shape(symbol, value.shape, position)
+        return value
     if isinstance(value, torch.Tensor):
         given_shape = tuple(value.shape)
     else:
@@ -128,6 +134,15 @@ def convert_feed(symbol, value, position, device):
         if value.dtype not in _TORCH_NUMPY_DTYPES:
             value = _numeric_feed(symbol, value, position)
         given_shape = value.shape
+    _check_feed_shape(symbol, given_shape, position)
+    if device.type == 'cuda' and not isinstance(value, torch.Tensor):
+        # Page-locked host memory lets the copy to the GPU run asynchronously.
+        host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
+        return host.to(device, non_blocking=True)
+    return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+def _check_feed_shape(symbol, given_shape, position):
     expected_shape = symbol._static_shape
     if expected_shape is not None and (
             len(given_shape) != len(expected_shape)
@@ -135,11 +150,6 @@ def convert_feed(symbol, value, position, device):
         raise ValueError('Cannot feed a value of shape %s to %s, which has shape %s.'
                          % (format_shape(given_shape), _describe(symbol, position),
                             format_shape(expected_shape)))
-    if device.type == 'cuda' and not isinstance(value, torch.Tensor):
-        # Page-locked host memory lets the copy to the GPU run asynchronously.
-        host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
-        return host.to(device, non_blocking=True)
-    return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
 
 
 def _numeric_feed(symbol, value, position):
@@ -192,10 +202,15 @@ def int_shape_of(x):
 
 
 class Function:
-    """A compiled `K.function`: call it with the list of input values."""
+    """A compiled `K.function`: call it with the list of input values.
 
-    def __init__(self, inputs, outputs, updates=None, name=None):
+    `recorded=True` (a recorded step's program, `torchk.recording`): the outputs are
+    computed before the updates and returned as a list of tensors.
+    """
+
+    def __init__(self, inputs, outputs, updates=None, name=None, recorded=False):
         self.name = name
+        self._recorded = recorded
         self.inputs = list(inputs or [])
         self._single = not isinstance(outputs, (list, tuple))
         self._structure = type(outputs) if not self._single else None
@@ -206,7 +221,10 @@ class Function:
                                 'input %d is %r.' % (position, symbol))
         self.updates = flatten_updates(updates)
         _check_update_shapes(self.updates)
-        self._metric_flags = [getattr(o, '_is_metric', False) for o in self.outputs]
+        # A recorded step's outputs already read what the step wrote (`torchk.recording`):
+        # all of them are computed from the state before the call.
+        self._metric_flags = [not recorded and getattr(o, '_is_metric', False)
+                              for o in self.outputs]
         unfed = self._unfed_placeholders()
         missing = [p for p in unfed if not is_learning_phase(p)]
         if missing:
@@ -273,8 +291,8 @@ class Function:
                 value.dtype, value.shape, value.strides, device):
             return torch.from_numpy(value)
         feed = convert_feed(self.inputs[position], value, position, device)
-        shares = (type(value) is np.ndarray and device.type == 'cpu' and value.size
-                  and feed.layout == torch.strided and feed.data_ptr() == value.ctypes.data
+        shares = (type(value) is np.ndarray and isinstance(feed, torch.Tensor)
+                  and device.type == 'cpu' and value.size and feed.layout == torch.strided and feed.data_ptr() == value.ctypes.data
                   and feed.numpy().dtype == value.dtype)
         self._accepted[position] = (value.dtype, value.shape, value.strides,
                                     device) if shares else None
@@ -305,11 +323,14 @@ class Function:
         if len(inputs) != len(self.inputs):
             raise ValueError('K.function %s expects %d input value(s), got %d.'
                              % (self.name or '', len(self.inputs), len(inputs)))
+        cpu_threads.adapt()
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
             self._select_program(feeds)
         values = self._run(feeds)
+        if self._recorded:
+            return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]
         results = [_to_output(v) for v in values]
         if self._single:
             return results[0]
@@ -399,14 +420,14 @@ def eval(x):
     return _to_output(value) if isinstance(value, torch.Tensor) else np.asarray(value)
 
 
-def _gradients_of(loss, *wrt, create_graph=False):
+def _gradients_of(loss, *wrt, create_graph=False, retain_graph=None):
     if loss.ndim:
         loss = loss.sum()
     differentiable = [i for i, w in enumerate(wrt) if w.requires_grad]
     grads = [None] * len(wrt)
     if loss.requires_grad and differentiable:
         found = torch.autograd.grad(loss, [wrt[i] for i in differentiable], allow_unused=True,
-                                    create_graph=create_graph)
+                                    create_graph=create_graph, retain_graph=retain_graph)
         for i, g in zip(differentiable, found):
             grads[i] = g
     return tuple(torch.zeros_like(w) if g is None else g for g, w in zip(grads, wrt))

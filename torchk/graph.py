@@ -224,7 +224,7 @@ class SymbolicOperators:
 def _operand(value, like):
     """Nested lists and tuples of numbers (`x - [[1., 2., 3.]]`) become constants of `like`'s
     dtype, as TF converts the other operand of a binary operator."""
-    if isinstance(value, (list, tuple)) and not _contains_symbol(value):
+    if isinstance(value, (list, tuple)) and not contains_symbol(value):
         return torch.as_tensor(np.asarray(value), dtype=dtypes.to_torch(like.dtype),
                                device=config.device())
     return value
@@ -390,15 +390,16 @@ def set_evaluator(evaluator):
     _evaluator = evaluator
 
 
-def _contains_symbol(value):
+def contains_symbol(value):
+    """True if a Keras symbol is anywhere in `value` (nested lists, tuples, dicts, slices)."""
     if isinstance(value, SymbolicOperators):
         return True
     if isinstance(value, (list, tuple)):
-        return any(_contains_symbol(v) for v in value)
+        return any(contains_symbol(v) for v in value)
     if isinstance(value, dict):
-        return any(_contains_symbol(v) for v in value.values())
+        return any(contains_symbol(v) for v in value.values())
     if isinstance(value, slice):
-        return _contains_symbol((value.start, value.stop, value.step))
+        return contains_symbol((value.start, value.stop, value.step))
     return False
 
 
@@ -444,7 +445,7 @@ def op(fn=None, *, dynamic_axes=()):
 
     @functools.wraps(fn)
     def dispatch(*args, **kwargs):
-        if _contains_symbol(args) or (kwargs and _contains_symbol(kwargs)):
+        if contains_symbol(args) or (kwargs and contains_symbol(kwargs)):
             return record(fn, args, kwargs, dynamic_axes=dynamic_axes)
         return fn(*args, **kwargs)
     return dispatch
@@ -512,9 +513,36 @@ def _read_as(variable, dtype):
     return variable.to(dtype)
 
 
+# While a Python step is recorded (`torchk.recording`): the values written so far into
+# variables, by variable id; ops recorded from then on read them in place of the variables.
+_written_values = None
+
+
+@contextlib.contextmanager
+def reading_written_values(values):
+    """Inside, ops recorded with a variable whose id is a key of the dict `values` read
+    that entry instead (a value written into the variable earlier in a recorded step); the
+    dict may grow meanwhile."""
+    global _written_values
+    previous = _written_values
+    _written_values = values
+    try:
+        yield
+    finally:
+        _written_values = previous
+
+
+def _written_value(value):
+    if isinstance(value, SymbolicOperators) and id(value) in _written_values:
+        return _written_values[id(value)]
+    return value
+
+
 def record(fn, args, kwargs=None, kind='op', dynamic_axes=()):
     """Records `fn(*args, **kwargs)` as a node and returns its symbolic results
     (`dynamic_axes` as for `op`)."""
+    if _written_values:
+        args, kwargs = _map_structure(_written_value, (tuple(args), dict(kwargs or {})))
     if _variable_reads is not None:
         args, kwargs = _map_structure(read_variable, (tuple(args), dict(kwargs or {})))
     args = _map_structure(_freeze_constant, tuple(args))
@@ -526,19 +554,31 @@ def record(fn, args, kwargs=None, kind='op', dynamic_axes=()):
 
 def _symbolic_results(node, examples, path, dynamic_axes):
     first, second = examples
-    if isinstance(first, torch.Tensor):
+    text = _is_host_text(first)
+    if isinstance(first, torch.Tensor) or text:
         if first.ndim == second.ndim:
             unknown = dynamic_axes(path) if callable(dynamic_axes) else dynamic_axes
+            unknown = {axis % first.ndim for axis in unknown} if first.ndim else set()
             shape = tuple(None if a != b or i in unknown else a
                           for i, (a, b) in enumerate(zip(first.shape, second.shape)))
+            if any(first.shape[i] == second.shape[i] == 0 for i in unknown):
+                # Empty examples on an unknown axis (no tokens in the empty example text)
+                # would make it empty downstream: later ops draw theirs from the shape.
+                examples = None
         else:
             shape = None
-        return KerasTensor(node, path, shape, first.dtype, examples)
+        return KerasTensor(node, path, shape, dtypes.STRING if text else first.dtype,
+                           examples)
     if isinstance(first, (list, tuple)):
         items = [_symbolic_results(node, (a, b), path + (i,), dynamic_axes)
                  for i, (a, b) in enumerate(zip(first, second))]
         return items if isinstance(first, list) else tuple(items)
     return first
+
+
+def _is_host_text(value):
+    """True for an op's text result: a numpy object array (of bytes, `torchk/strings.py`)."""
+    return isinstance(value, np.ndarray) and value.dtype == object
 
 
 def _is_shape_like(value):
@@ -573,6 +613,8 @@ def _new_example(shape, dtype, run, meta, symbol=None):
         raise ValueError('Cannot infer the shape of an op on %s: its rank is unknown. Give the '
                          'placeholder a shape or ndim.' % symbol._describe())
     size = tuple(_FILL_SIZES[run] if d is None else d for d in shape)
+    if dtype is dtypes.STRING:
+        return np.full(size, b'', dtype=object)
     if meta:
         return torch.empty(size, dtype=dtype, device='meta')
     # Values differ between the two runs, so that sizes that depend on values (decoded
@@ -741,7 +783,7 @@ def _infer_examples(node):
 
 
 def placeholder_tensor(shape, dtype, name):
-    """A new placeholder symbol of static `shape` (None for unknown rank)."""
-    tensor = KerasTensor(None, (), None if shape is None else tuple(shape),
-                         dtypes.to_torch(dtype), None, name)
-    return tensor
+    """A new placeholder symbol of static `shape` (None for unknown rank); a `'string'`
+    placeholder is fed text, which stays on the host (`torchk/strings.py`)."""
+    dtype = dtypes.STRING if dtypes.is_string(dtype) else dtypes.to_torch(dtype)
+    return KerasTensor(None, (), None if shape is None else tuple(shape), dtype, None, name)

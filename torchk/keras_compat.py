@@ -39,7 +39,10 @@ numbering unless stated):
 - `keras.callbacks.TensorBoard` is `torchk.callbacks.TensorBoard` (Keras' own needs
   TensorFlow); `keras.utils.multi_gpu_model` (TensorFlow only) raises a ValueError that
   points to `torchk.distributed`; `Flatten` and `Reshape` report plain `int` output
-  dimensions instead of numpy integers (`model.summary()` printed `np.int64(12)`).
+  dimensions instead of numpy integers (`model.summary()` printed `np.int64(12)`);
+  `Flatten` takes inputs of rank 1 and 2 as tf.keras' does (`(batch, n)` stays, `(batch,)`
+  becomes `(batch, 1)`), where Keras 2.3.1 asks for rank 3 (layers/core.py:494): tf.keras
+  models flatten the `(batch, classes)` encodings of the lookup layers.
 - The numpy names of Keras 2 era user code that numpy 1.24 and 2.0 removed (`np.float`,
   `np.int`, `np.bool`, `np.object`, `np.str`, `np.long`, `np.unicode`, `np.complex`,
   `np.float_`, `np.NaN`, `np.alltrue`, ...; `_NUMPY_1_NAMES`) come back, where missing,
@@ -66,9 +69,19 @@ numbering unless stated):
   checks each weight's size against a memory budget (`torchk.saving.validation`).
 - `keras.layers` gets the layers of `torchk.layers` (TensorFlow's Keras 2 layers that 2.3.1
   lacks, and CuDNN layers that run on any device), so that `load_model` finds them;
-  `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`) and
-  `keras.metrics` gets `torchk.metrics` (`MeanIoU`, and `Precision` and `Recall` that
-  take `top_k`: Keras 2.3.1's are TensorFlow-only there).
+  `keras.activations` gets `torchk.activations` (`gelu`, `swish`, `silu`, `mish`),
+  `keras.losses` gets `torchk.losses` (the focal cross-entropies, `CosineSimilarity`, tf.keras'
+  names `huber`, `kl_divergence`, `log_cosh`) and `keras.metrics` gets `torchk.metrics`
+  (`MeanIoU`, and `Precision` and `Recall` that take `top_k`: Keras 2.3.1's are
+  TensorFlow-only there, and tf.keras 2's other metrics); `keras.metrics.get` deserializes
+  a metric's config (a saved model's compiled metric objects), where 2.3.1 failed.
+- The loop around the step: `fit`, `evaluate` and `predict` on arrays cut batches of
+  consecutive samples as views (Keras copied each through a list of indices), and the
+  callback timing of each batch takes the median of ten floats without numpy; callbacks'
+  `on_train_begin` and the other begin/end hooks get a dict of logs (empty), not None.
+- A subclassed model whose class defines `build` is built before its first `fit`,
+  `evaluate` or `predict` calls it on placeholders (`Model._set_inputs`), as `Layer.__call__`
+  builds a layer; Keras 2.3.1 called it unbuilt, without its weights.
 - Mixed precision: `torchk.mixed_precision.install` gives Keras' `Layer` its dtype policy
   (tf.keras' API, which Keras 2.3.1 lacks), losses float32 inputs, and `Model.compile` loss
   scaling under `mixed_float16`.
@@ -84,9 +97,13 @@ import functools
 import importlib.abc
 import inspect
 import os
+import statistics
 import sys
+import time
+import warnings
 
 import numpy as np
+import torch
 
 # callbacks/callbacks.py:19 (2.2.4 callbacks.py:20, 2.2.5 callbacks.py:19);
 # engine/training_utils.py:639, 696, 811, 823, 857, 927 (2.2.5 training_utils.py:667).
@@ -416,6 +433,31 @@ def _export_session_functions(backend):
             setattr(backend, name, getattr(core, name))
 
 
+def _torchk_callbacks(callbacks):
+    """The three fixes of `keras.callbacks` below."""
+    _torchk_tensorboard(callbacks)
+    _cheap_callback_timing(callbacks)
+    _logs_as_dicts(callbacks)
+
+
+def _logs_as_dicts(callbacks):
+    """`CallbackList` gives the callbacks' `on_train_begin`, `on_test_end`, ... a dict of
+    logs, empty where Keras passed None (callbacks written for tf.keras, which passes a dict,
+    call `logs.keys()`)."""
+    for stage in ('train', 'test', 'predict'):
+        for event in ('begin', 'end'):
+            name = 'on_%s_%s' % (stage, event)
+            setattr(callbacks.CallbackList, name, _with_logs_dict(
+                getattr(callbacks.CallbackList, name)))
+
+
+def _with_logs_dict(hook):
+    @functools.wraps(hook)
+    def with_logs_dict(self, logs=None):
+        return hook(self, {} if logs is None else logs)
+    return with_logs_dict
+
+
 def _torchk_tensorboard(callbacks):
     """Makes `keras.callbacks.TensorBoard` torchk's: Keras' own (callbacks/__init__.py:19-22
     picks callbacks/tensorboard_v1.py) imports TensorFlow at tensorboard_v1.py:95-101 and,
@@ -425,6 +467,69 @@ def _torchk_tensorboard(callbacks):
         return
     from . import callbacks as torchk_callbacks
     callbacks.TensorBoard = torchk_callbacks.TensorBoard
+
+
+def _batches_as_views(training_arrays):
+    """`fit_loop`, `test_loop` and `predict_loop` cut each batch out of the arrays with
+    `slice_arrays(arrays, batch_ids)` (engine/training_arrays.py:182, 185, 327, 441), which
+    (utils/generic_utils.py:553-555) turns the index array into a list for h5py's sake and
+    indexes with it: a copy through a Python list of ints, about as long as a small model's
+    step. Here consecutive indices (every batch unless `shuffle=True`) become a slice, a view
+    with no copy, and other index arrays index numpy arrays directly; anything else (h5py
+    datasets) is cut as Keras cuts it."""
+    keras_slice_arrays = training_arrays.slice_arrays
+
+    def slice_arrays(arrays, start=None, stop=None):
+        if not (isinstance(start, np.ndarray) and start.ndim == 1 and len(start)
+                and stop is None):
+            return keras_slice_arrays(arrays, start, stop)
+        first = int(start[0])
+        consecutive = (int(start[-1]) - first == len(start) - 1
+                       and bool((start[1:] - start[:-1] == 1).all()))
+
+        def cut(x):
+            if x is None:
+                return None
+            if consecutive:
+                return x[first:first + len(start)]
+            if isinstance(x, np.ndarray):
+                return x[start]
+            return keras_slice_arrays(x, start)
+        return [cut(x) for x in arrays] if isinstance(arrays, list) else cut(arrays)
+    training_arrays.slice_arrays = slice_arrays
+
+
+def _cheap_callback_timing(callbacks):
+    """Keras 2.3's `CallbackList._call_batch_hook` (callbacks/callbacks.py:70-101) takes
+    `np.median` of the last ten callback durations twice per batch, to warn about slow
+    callbacks: an array conversion and a partition costing more than a small model's loop
+    around its step. The hook below does what Keras' does (the same timings, the same
+    warning) with `statistics.median` of those ten floats."""
+    callback_list = getattr(callbacks, 'CallbackList', None)
+    if callback_list is None or not hasattr(callback_list, '_call_batch_hook'):
+        return  # Keras 2.2: no batch timing
+
+    def _call_batch_hook(self, mode, hook, batch, logs=None):
+        if not self.callbacks:
+            return
+        name = 'on_%s_batch_%s' % (mode, hook)
+        if hook == 'end':
+            if not hasattr(self, '_t_enter_batch'):
+                self._t_enter_batch = time.time()
+            self._delta_t_batch = time.time() - self._t_enter_batch
+        logs = logs or {}
+        started = time.time()
+        for callback in self.callbacks:
+            getattr(callback, name)(batch, logs)
+        durations = self._delta_ts[name]
+        durations.append(time.time() - started)
+        median = statistics.median(durations)
+        if 0. < 0.95 * self._delta_t_batch < median and median > 0.1:
+            warnings.warn('Method (%s) is slow compared to the batch update (%f). Check your '
+                          'callbacks.' % (name, median), RuntimeWarning)
+        if hook == 'begin':
+            self._t_enter_batch = time.time()
+    callback_list._call_batch_hook = _call_batch_hook
 
 
 def _multi_gpu_model_points_to_distributed(multi_gpu_utils):
@@ -457,9 +562,22 @@ def _plain_int_output_shapes(core):
         layer_class.compute_output_shape = compute_output_shape
 
 
+def _flatten_any_rank(core):
+    """`Flatten` of inputs of rank 1 or 2 (tf.keras'), where Keras 2.3.1's input spec asks
+    for rank 3 (layers/core.py:494); its computation already flattens any rank."""
+    keras_init = core.Flatten.__init__
+
+    @functools.wraps(keras_init)
+    def __init__(self, *args, **kwargs):
+        keras_init(self, *args, **kwargs)
+        self.input_spec = core.InputSpec(min_ndim=1)
+    core.Flatten.__init__ = __init__
+
+
 def _patch_layers_core(core):
     _infer_lambda_output_shapes(core)
     _plain_int_output_shapes(core)
+    _flatten_any_rank(core)
     from .saving import safe_mode
     safe_mode.install(core)
 
@@ -474,11 +592,33 @@ def _register_torchk_activations(keras_activations):
     activations.register(keras_activations)
 
 
+def _register_torchk_losses(keras_losses):
+    if not hasattr(keras_losses, 'LossFunctionWrapper'):  # Keras 2.2 has no loss classes.
+        return
+    from . import losses
+    losses.register(keras_losses)
+
+
 def _register_torchk_metrics(keras_metrics):
     if not hasattr(keras_metrics, 'Metric'):  # Keras 2.2 has no stateful metric classes.
         return
     from . import metrics
     metrics.register(keras_metrics)
+    _metric_configs_deserialized(keras_metrics)
+
+
+def _metric_configs_deserialized(keras_metrics):
+    """`keras.metrics.get` of a metric's config (`{'class_name': ..., 'config': ...}`, how a
+    saved model's compile arguments hold a metric object) deserializes it; Keras 2.3.1 looked
+    up the config's string form as a name (metrics.py:1974) and failed every such load."""
+    keras_get = keras_metrics.get
+
+    @functools.wraps(keras_get)
+    def get(identifier):
+        if isinstance(identifier, dict):
+            return keras_metrics.deserialize(identifier)
+        return keras_get(identifier)
+    keras_metrics.get = get
 
 
 def _add_sklearn_tags(scikit_learn):
@@ -502,6 +642,59 @@ def _sklearn_tags(estimator_type):
     return __sklearn_tags__
 
 
+def _build_before_setting_inputs(training):
+    """`Model._set_inputs` (a subclassed model's first `fit`, `evaluate` or `predict`) calls
+    the model's `call` without building it: a model whose class defines `build` (its weights
+    made there, as keras-io's models do) failed. It now builds first, as `Layer.__call__`
+    does, with the shapes of the inputs, batch size unknown."""
+    keras_set_inputs = training.Model._set_inputs
+
+    def _set_inputs(self, inputs, outputs=None, training=None):
+        defines_build = (type(self).build.__module__.split('.')[0] not in ('keras', 'torchk')
+                         and not self._is_graph_network)
+        # Keras symbols as inputs come from `Model.build`, which a `build` under way calls.
+        if defines_build and outputs is None and not self.weights and not self.inputs \
+                and not getattr(self, '_torchk_building', False) \
+                and not _holds_symbol(inputs):
+            self._torchk_building = True
+            try:
+                self.build(input_shapes(inputs))
+            finally:
+                self._torchk_building = False
+            if self.inputs:  # that build called Model.build, which set them
+                return None
+        return keras_set_inputs(self, inputs, outputs, training)
+
+    training.Model._set_inputs = _set_inputs
+
+
+def _holds_symbol(inputs):
+    if isinstance(inputs, (list, tuple)):
+        return any(_holds_symbol(value) for value in inputs)
+    if isinstance(inputs, dict):
+        return any(_holds_symbol(value) for value in inputs.values())
+    return sys.modules['keras.backend'].is_tensor(inputs) and not isinstance(inputs,
+                                                                           torch.Tensor)
+
+
+def input_shapes(inputs):
+    """The shapes of model inputs (arrays, tensors or Keras symbols; a list or dict of
+    them): a symbol's own, the others' with the batch size unknown."""
+    if isinstance(inputs, (list, tuple)):
+        return [input_shapes(value) for value in inputs]
+    if isinstance(inputs, dict):
+        return {name: input_shapes(value) for name, value in inputs.items()}
+    backend = sys.modules['keras.backend']
+    if backend.is_tensor(inputs) and not isinstance(inputs, torch.Tensor):
+        return backend.int_shape(inputs)
+    return (None,) + tuple(np.shape(inputs))[1:]
+
+
+def _patch_training(training):
+    _mixed_precision(training)
+    _build_before_setting_inputs(training)
+
+
 def _mixed_precision(training):
     """Installs `torchk.mixed_precision` (the dtype policy of layers, float32 losses, loss
     scaling at compile) on Keras' `Layer`, `Loss` and `Model`, once `keras.engine.training`
@@ -522,13 +715,15 @@ _AFTER_IMPORT = {
     'keras.layers.wrappers': _define_uses_learning_phase,
     'keras.layers.core': _patch_layers_core,
     'keras.backend': _export_session_functions,
-    'keras.callbacks': _torchk_tensorboard,
+    'keras.callbacks': _torchk_callbacks,
+    'keras.engine.training_arrays': _batches_as_views,
     'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
     'keras.wrappers.scikit_learn': _add_sklearn_tags,
     'keras.layers': _register_torchk_layers,
     'keras.activations': _register_torchk_activations,
+    'keras.losses': _register_torchk_losses,
     'keras.metrics': _register_torchk_metrics,
-    'keras.engine.training': _mixed_precision,
+    'keras.engine.training': _patch_training,
 }
 
 

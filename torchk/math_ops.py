@@ -29,7 +29,7 @@ __all__ = [
     'cast', 'dot', 'batch_dot', 'transpose', 'max', 'min', 'sum', 'prod', 'cumsum', 'cumprod',
     'var', 'std', 'mean', 'any', 'all', 'argmax', 'argmin', 'logsumexp', 'square', 'abs',
     'sqrt', 'exp', 'log', 'round', 'sign', 'pow', 'clip', 'equal', 'not_equal', 'greater',
-    'greater_equal', 'less', 'less_equal', 'maximum', 'minimum', 'sin', 'cos',
+    'greater_equal', 'less', 'less_equal', 'maximum', 'minimum', 'sin', 'cos', 'divide_no_nan',
 ]
 
 _NUMBERS = (bool, int, float)
@@ -700,6 +700,24 @@ def equal(x, y):
         A bool tensor.
     """
     return torch.eq(*_operands(x, y))
+
+
+@op
+def divide_no_nan(x, y):
+    """Element-wise `x / y`, 0 where `y` is 0 (TF's `tf.math.divide_no_nan`; a mean of no
+    values in tf.keras' metrics). Not a Keras backend function: `torchk.tf` and
+    `torchk.keras` use it.
+
+    # Arguments
+        x: Tensor, variable, numpy array or number.
+        y: Tensor, variable, numpy array or number.
+
+    # Returns
+        A tensor of the promoted dtype of `x` and `y`.
+    """
+    x, y = _operands(x, y)
+    quotient = x / y
+    return torch.where(y == 0, torch.zeros_like(quotient), quotient)
 
 
 @op

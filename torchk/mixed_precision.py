@@ -288,7 +288,8 @@ def _rekey_conditional_updates(layer, cast, inputs):
             table.setdefault(new, []).extend(table.pop(old))
 
 
-def _wrap_call(layer_class):
+def call_in_layer_policy(layer_class):
+    """Makes the `call` that `layer_class` defines run in its layer's policy (once)."""
     call = layer_class.__dict__.get('call')
     if callable(call) and not getattr(call, '_torchk_in_policy', False):
         layer_class.call = _in_policy(call)
@@ -392,7 +393,7 @@ def install(base_layer, losses, training):
     pending = [layer]
     while pending:
         cls = pending.pop()
-        _wrap_call(cls)
+        call_in_layer_policy(cls)
         pending.extend(cls.__subclasses__())
     previous_init_subclass = layer.__dict__.get('__init_subclass__')
 
@@ -401,7 +402,7 @@ def install(base_layer, losses, training):
             previous_init_subclass.__func__(cls, **kwargs)
         else:
             super(layer, cls).__init_subclass__(**kwargs)
-        _wrap_call(cls)
+        call_in_layer_policy(cls)
     layer.__init_subclass__ = classmethod(__init_subclass__)
     if hasattr(losses, 'Loss'):
         losses.Loss.__call__ = _loss_in_float32(losses.Loss.__call__)

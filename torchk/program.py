@@ -142,6 +142,27 @@ class Rewrite:
         return [self.symbol(t) for t in targets]
 
 
+def substitute(targets, replacements):
+    """`targets` (symbols or constants) as computed with other values in place of some
+    symbols: the nodes between are copied, the recorded graph is left as it is.
+
+    # Arguments
+        targets: a list of symbols or constants.
+        replacements: `(symbol, value)` pairs: a placeholder or variable, and what stands
+            for it.
+
+    # Returns
+        A list like `targets`.
+    """
+    rewrite = Rewrite()
+    for symbol, value in replacements:
+        rewrite.replace_symbol(symbol, value)
+    nodes, _ = ancestors(targets, stop=set())
+    for node in nodes:
+        rewrite.copy(node)
+    return rewrite.targets(targets)
+
+
 class _Emitter:
     """Turns nodes into lines of source, naming every value it refers to."""
 
@@ -348,6 +369,10 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     updated = {id(variable) for variable, _ in updates}
     snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
+    # Gradients taken one after another (a recorded step's tape asked several times) keep
+    # the autograd graph for the next; the last frees it.
+    backward = [n for n in first_nodes if n.kind == GRADIENTS and id(n) not in recorded]
+    retained = {id(n) for n in backward[:-1]}
     for node in first_nodes:
         if id(node) in splits:
             emitter.split(node, '', *splits[id(node)])
@@ -356,7 +381,8 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                 # Outputs computed so far keep the values from before the updates.
                 for target in first_outputs:
                     snapshots.take(target)
-            emitter.call(node, '', into=fused.into.get(id(node)))
+            emitter.call(node, '', 'retain_graph=True' if id(node) in retained else '',
+                         into=fused.into.get(id(node)))
     if adam.groups:
         # Outputs and update values computed so far keep their pre-update values.
         for target in first_outputs + [value for v, value in updates if id(v) not in

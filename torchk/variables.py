@@ -13,6 +13,8 @@ from . import graph
 _NAME_SCOPES = []
 _UIDS = {}
 _VARIABLE_NAMES = {}
+# Functions called with every new variable (tf.distribute gives it the first replica's value).
+creation_observers = []
 
 
 def get_uid(prefix=''):
@@ -91,6 +93,8 @@ class Variable(graph.SymbolicOperators, torch.nn.Parameter):
         self.constraint = constraint
         self.trainable = requires_grad
         self._keras_shape = tuple(data.shape)
+        for observe in creation_observers:
+            observe(self)
 
     @property
     def name(self):

@@ -359,3 +359,33 @@ def test_cli_exports_a_saved_model(tmp_path):
          str(tmp_path / 'model.onnx')], env=environment, cwd=str(tmp_path),
         capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and 'No model file' in done.stderr
+
+
+def test_text_model_exports_its_numbers_and_saves_its_string_stage(tmp_path):
+    """The string stage stays in Python: export writes it beside the program as a .keras
+    file; the stage's outputs fed to the program give the model's predictions."""
+    import keras
+    texts = np.array(['good film', 'bad dull film', 'good good', 'über bad'])
+    review = Input(shape=(1,), dtype='string', name='review')
+    count = Input(shape=(1,), name='count')
+    vectorize = keras.layers.TextVectorization(output_sequence_length=4)
+    vectorize.adapt(texts)
+    x = GlobalAveragePooling1D()(Embedding(8, 3)(vectorize(review)))
+    model = _randomized(Model([review, count], Dense(1)(Concatenate()([x, count]))))
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [REPO, os.environ.get('PYTHONPATH', '')]))
+    model.save(str(tmp_path / 'text.keras'))
+    done = subprocess.run(
+        [sys.executable, '-m', 'torchk', 'export', str(tmp_path / 'text.keras'),
+         str(tmp_path / 'text.pt2')], env=environment, cwd=str(tmp_path),
+        capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert 'string stage stays in Python' in done.stdout
+    stage = keras.models.load_model(str(tmp_path / 'text.string_stage.keras'))
+    counts = np.arange(4, dtype='float32')[:, None]
+    ids = stage.predict(texts[:, None])
+    program = torch.export.load(str(tmp_path / 'text.pt2')).module()
+    _assert_close([program(torch.from_numpy(counts), torch.from_numpy(ids)).numpy()],
+                  model.predict([texts[:, None], counts]))
+    with pytest.raises(ValueError, match='takes text'):
+        exporting.exported_program(model)

@@ -32,6 +32,9 @@ EXPECTED = {
     'image_data_generator': ('accuracy', 'min', 0.9),
     'callbacks': ('accuracy', 'min', 0.9),
     'save_formats': ('accuracy', 'min', 0.85),
+    # TF 2.21's tf_keras: 0.89 and 0.9067 (torchk: 0.89 and 0.9033).
+    'text_two_inputs': ('accuracy', 'min', 0.85),
+    'text_from_directory': ('accuracy', 'min', 0.85),
 }
 
 

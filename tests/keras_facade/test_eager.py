@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import torchk.keras as keras
+import torchk.tf as tf
 
 X = np.random.RandomState(0).randn(5, 3).astype('float32')
 
@@ -72,3 +73,75 @@ def test_metric_call_accumulates():
     mean = keras.metrics.Mean()
     mean(torch.tensor([2.]))
     assert float(mean(torch.tensor([4.]))) == 3.
+
+
+def test_sequential_regularization_losses_count_once():
+    """A Sequential's `get_losses_for(None)` returns its layers' regularization losses twice
+    (the network keeps them too); an eager call counts each once, as Keras' `losses` does."""
+    model = keras.Sequential([keras.layers.Dense(
+        2, input_shape=(3,), kernel_regularizer=keras.regularizers.l2(0.1))])
+    model(X)
+    kernel = model.get_weights()[0]
+    assert len(model.losses) == 1
+    np.testing.assert_allclose(float(model.losses[0].detach()), 0.1 * (kernel ** 2).sum(),
+                               rtol=1e-5)
+
+
+class RunningSum(keras.layers.Layer):
+    """keras-io's `ComputeSum`: a `tf.Variable` written in `call`, and returned."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.total = tf.Variable(initial_value=tf.zeros((size,)), trainable=False)
+
+    def call(self, inputs):
+        self.total.assign_add(tf.reduce_sum(inputs, axis=0))
+        return self.total
+
+
+def test_variable_written_in_an_eager_call_is_updated_and_returned():
+    layer = RunningSum(2)
+    x = np.array([[1., 2.], [3., 4.]], 'float32')
+    np.testing.assert_allclose(np.asarray(layer(x)), [4., 6.])
+    np.testing.assert_allclose(np.asarray(layer(x)), [8., 12.])
+    np.testing.assert_allclose(layer.total.numpy(), [8., 12.])
+    assert layer.non_trainable_weights == [layer.total]
+
+
+def test_float64_tensors_are_cast_to_floatx_in_eager_calls():
+    layer = keras.layers.Dense(2, kernel_initializer='ones')
+    x = torch.ones((3, 4), dtype=torch.float64)
+    y = layer(x)
+    assert y.dtype == torch.float32
+    np.testing.assert_allclose(np.asarray(y), np.full((3, 2), 4.))
+
+
+class ActivityPenalty(keras.layers.Layer):
+    def call(self, inputs):
+        self.add_loss(0.5 * tf.reduce_sum(inputs))
+        return inputs
+
+
+class PenalizedBlock(keras.layers.Layer):
+    """keras-io's SparseMLP: a plain layer whose sublayers add losses."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(2, kernel_initializer='ones')
+        self.penalty = ActivityPenalty()
+
+    def call(self, inputs):
+        return self.penalty(self.dense(inputs))
+
+
+def test_losses_of_an_eager_layer_call_are_tensors_that_differentiate():
+    block = PenalizedBlock()
+    x = np.ones((3, 4), 'float32')
+    with tf.GradientTape() as tape:
+        outputs = block(x)
+        loss = tf.reduce_sum(outputs) + sum(block.losses)
+    assert isinstance(block.losses[0], torch.Tensor)
+    assert float(block.losses[0]) == pytest.approx(0.5 * 3 * 2 * 4)
+    kernel, bias = tape.gradient(loss, block.trainable_weights)
+    np.testing.assert_allclose(kernel.numpy(), np.full((4, 2), 1.5 * 3))
+    np.testing.assert_allclose(bias.numpy(), [4.5, 4.5])

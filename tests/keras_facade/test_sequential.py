@@ -67,3 +67,17 @@ def test_fit_on_a_dataset_as_with_input_shape():
         histories.append(model.fit(dataset, epochs=3, verbose=0).history['loss'])
     np.testing.assert_allclose(histories[0], histories[1], rtol=1e-6)
     assert histories[0][-1] < histories[0][0]
+
+
+def test_a_model_without_input_is_built_by_its_first_call():
+    """A `Sequential` given no input shape builds when a functional model calls it on a Keras
+    tensor (a tower shared inside a functional model), as in tf.keras."""
+    tower = keras.Sequential([keras.layers.Dense(3), keras.layers.Dense(2)])
+    assert not tower.built
+    features = keras.Input(shape=(4,))
+    model = keras.Model(features, tower(features))
+    assert tower.built and model.output_shape == (None, 2)
+    x = np.random.RandomState(1).randn(5, 4).astype('float32')
+    kernel1, bias1, kernel2, bias2 = tower.get_weights()
+    np.testing.assert_allclose(model.predict(x), (x @ kernel1 + bias1) @ kernel2 + bias2,
+                               rtol=1e-5, atol=1e-6)

@@ -74,11 +74,50 @@ def test_invalid_arguments_raise(make, message):
         make()
 
 
-@pytest.mark.parametrize('layer', [Resizing(3, 3), CenterCrop(2, 2)],
-                         ids=lambda layer: type(layer).__name__)
-def test_unknown_image_size_raises(layer):
-    with pytest.raises(ValueError, match='height and width'):
-        layer(keras.Input((None, None, 3)))
+@pytest.mark.parametrize('make', [lambda: Resizing(3, 4), lambda: CenterCrop(3, 4),
+                                  lambda: CenterCrop(8, 8),
+                                  lambda: Resizing(3, 4, crop_to_aspect_ratio=True)])
+def test_images_of_unknown_size_are_sized_when_run(make):
+    """keras-io's engineers guide: `CenterCrop` on `Input((None, None, 3))`; the layer
+    computes on the sizes of the images it is given, as on images of known size."""
+    layer = make()
+    inputs = keras.Input((None, None, 3))
+    outputs = layer(inputs)
+    assert K.int_shape(outputs) == (None, layer.height, layer.width, 3)
+    actual = K.function([inputs], [outputs])([IMAGES])[0]
+    reference = make()
+    known = keras.Input(IMAGES.shape[1:])
+    np.testing.assert_allclose(actual, K.function([known], [reference(known)])([IMAGES])[0],
+                               rtol=1e-6, atol=1e-4)
+
+
+@pytest.mark.parametrize('axis, kept', [(-1, (3,)), ((1, 3), (1, 3)), (None, ())])
+@pytest.mark.parametrize('batch_size', [None, 5])
+def test_normalization_adapts_to_the_moments_of_its_data(axis, kept, batch_size):
+    images = IMAGES * np.array([1., 2., 0.5], 'float32') - 30.
+    layer = Normalization(axis=axis)
+    layer.adapt(images, batch_size=batch_size)
+    reduced = tuple(d for d in range(4) if d not in kept)
+    np.testing.assert_allclose(K.get_value(layer.adapt_mean),
+                               images.astype('float64').mean(reduced), rtol=1e-6)
+    np.testing.assert_allclose(K.get_value(layer.adapt_variance),
+                               images.astype('float64').var(reduced), rtol=1e-5)
+    assert int(K.get_value(layer.count)) == images.size // max(
+        1, int(np.prod([images.shape[d] for d in kept])))
+    assert layer.is_adapted
+    inputs = keras.Input((5, 6, 3))
+    outputs = keras.Model(inputs, layer(inputs)).predict(images)
+    np.testing.assert_allclose(outputs.mean(reduced), 0., atol=1e-4)
+    np.testing.assert_allclose(outputs.std(reduced), 1., rtol=1e-4)
+
+
+def test_normalization_adapt_errors():
+    with pytest.raises(ValueError, match='given as arguments'):
+        Normalization(mean=0., variance=1.).adapt(IMAGES)
+    layer = Normalization()
+    layer.adapt(IMAGES)
+    with pytest.raises(ValueError, match=r'batch of shape \(16, 5, 6, 4\)'):
+        layer.adapt(np.zeros((16, 5, 6, 4)))
 
 
 def test_normalization_takes_adapted_statistics_from_weights():

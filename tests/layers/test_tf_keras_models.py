@@ -14,7 +14,8 @@ from keras import backend as K
 from tf_keras_fixtures import OPS_DIR, recipe_weights
 
 SMALL_MODELS = ['elementwise_ops', 'shape_ops', 'reduction_ops', 'hard_swish_block',
-                'preprocessing', 'conv1d_transpose', 'activations_and_pooling']
+                'preprocessing', 'conv1d_transpose', 'activations_and_pooling',
+                'image_and_conv_ops']
 APPLICATIONS = ['efficientnet_b0', 'mobilenet_v3_small']
 TRAINABLE = ['hard_swish_block', 'conv1d_transpose', 'activations_and_pooling'] + APPLICATIONS
 

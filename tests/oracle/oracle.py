@@ -48,6 +48,8 @@ TORCHK_EXTENDS = {
                       'batch ("Labels length is zero")',
     'ctc_decode': 'beam search asked for more top_paths than there are prefixes: torchk '
                   'pads with empty paths of log-probability -inf; TF refuses the batch',
+    'depthwise_conv2d': 'strides that differ between the two axes (also in separable_conv2d): '
+                        'torchk computes them; TF\'s depthwise kernels refuse unequal strides',
     'conv2d_transpose': 'a dilation rate that differs between the axes: torchk computes '
                         'it; 2.3.1 asserts they are equal (tf.nn.atrous_conv2d_transpose)',
 }

@@ -161,8 +161,11 @@ def test_bias_add(data):
     x = data.draw(array(FLOATS, min_dims=2, max_dims=5, min_side=1, max_side=3))
     data_format = data.draw(st.sampled_from(['channels_last', 'channels_first']))
     channels = x.shape[-1] if data_format == 'channels_last' else x.shape[1]
+    # A full bias is in Keras' (*spatial, channels) layout for both formats; TF broadcasts
+    # other layouts where their sizes allow, torchk refuses them (tests/test_conv_ops.py).
     bias = data.draw(arrays(x.dtype, data.draw(st.sampled_from(
-        [(channels,), x.shape[1:]])), -5, 5))
+        [(channels,), x.shape[2:] + (channels,) if data_format == 'channels_first'
+         else x.shape[1:]])), -5, 5))
     compare(lambda t, b: K.bias_add(t, b, data_format),
             lambda t, b: TK.bias_add(t, b, data_format), x, bias)
 

@@ -191,24 +191,26 @@ def test_depthwise_and_separable(rank, data):
     if rank == 2:
         compare(lambda t, k: K.depthwise_conv2d(t, k, strides, padding, data_format, dilation),
                 lambda t, k: TK.depthwise_conv2d(t, k, strides, padding, data_format, dilation),
-                x, depthwise, rtol=1e-4, atol=1e-4, known_shapes=True)
+                x, depthwise, rtol=1e-4, atol=1e-4, known_shapes=True,
+                extends='depthwise_conv2d')
     name = 'separable_conv%dd' % rank
     reference = TK.separable_conv2d if rank == 2 else _tf_231_separable_conv1d
     compare(lambda t, d, p: getattr(K, name)(t, d, p, strides, padding, data_format, dilation),
             lambda t, d, p: reference(t, d, p, strides, padding, data_format, dilation),
-            x, depthwise, pointwise, rtol=1e-4, atol=1e-4, known_shapes=True)
+            x, depthwise, pointwise, rtol=1e-4, atol=1e-4, known_shapes=True,
+            extends='depthwise_conv2d' if rank == 2 else None)
 
 
 def _tf_231_separable_conv1d(x, depthwise, pointwise, strides, padding, data_format,
                              dilation_rate):
-    """Keras 2.3.1's separable_conv1d (tf_keras has none): a separable_conv2d of height 1,
-    after padding the start of the time axis for 'causal'."""
+    """Keras 2.3.1's separable_conv1d (tf_keras has none): a separable_conv2d of height 1 with
+    the stride on both axes, after padding the start of the time axis for 'causal'."""
     if padding == 'causal':
         x = TK.temporal_padding(x, (dilation_rate * (depthwise.shape[0] - 1), 0))
         padding = 'valid'
     spatial = 1 if data_format == 'channels_last' else 2
     result = TK.separable_conv2d(tf.expand_dims(x, spatial), depthwise[None], pointwise[None],
-                                 (1, strides), padding, data_format, (1, dilation_rate))
+                                 (strides, strides), padding, data_format, (1, dilation_rate))
     return tf.squeeze(result, spatial)
 
 

@@ -116,15 +116,31 @@ def test_keras_3_node_form():
     assert translated['config']['layers'][1]['inbound_nodes'] == [[['x', 0, 0, {}]]]
 
 
-def test_tensor_keyword_of_an_unknown_call_is_refused():
-    saved = _functional([
+def _keyword_node(value):
+    return _functional([
         dict(_layer('InputLayer', batch_input_shape=[None, 2], name='x'), name='x',
              inbound_nodes=[]),
         dict(_layer('Dense', name='d', units=1), name='d',
-             inbound_nodes=[[['x', 0, 0, {'other': ['x', 0, 0]}]]]),
+             inbound_nodes=[[['x', 0, 0, {'other': value, 'scale': 2.}]]]),
     ], [['x', 0, 0]], [['d', 0, 0]])
-    with pytest.raises(ValueError, match=r"'d' \(Dense\).*argument 'other'"):
-        dialects.translate_model_config(saved)
+
+
+def test_tensor_keyword_becomes_node_inputs_with_a_call_spec():
+    """tf.keras' tensors by keyword (`layer(x, other=y)`) become the node's input tensors,
+    `CALL_SPEC` saying which argument each is (torchk.keras' record of such calls)."""
+    import torchk.keras  # noqa: F401  (installs the call conventions that read them)
+    translated = dialects.translate_model_config(_keyword_node([['x', 0, 0], None]))
+    spec = {'inputs': 0, 'keywords': {'other': [1, None]}}
+    assert translated['config']['layers'][1]['inbound_nodes'] == [[
+        ['x', 0, 0, {}], ['x', 0, 0, {'scale': 2., dialects.CALL_SPEC: spec}]]]
+    assert dialects.tf_keras_node(translated['config']['layers'][1]['inbound_nodes'][0]) == [
+        ['x', 0, 0, {'scale': 2., 'other': [['x', 0, 0], None]}]]
+
+
+def test_tensor_keyword_mixed_with_constants_is_refused():
+    import torchk.keras  # noqa: F401
+    with pytest.raises(ValueError, match=r"'d' \(Dense\).*mixes tensors and constants"):
+        dialects.translate_model_config(_keyword_node([['x', 0, 0], 3]))
 
 
 def _optimizer(class_name, **config):

@@ -40,6 +40,18 @@ def test_batch(drop_remainder, sizes):
         assert len(source.batch(4, drop_remainder=drop_remainder)) == len(sizes)
 
 
+@pytest.mark.parametrize('drop_remainder', [False, True])
+def test_batches_in_order_are_views_of_the_slices(drop_remainder):
+    source = torch.arange(40.).reshape(20, 2)
+    dataset = Dataset.from_tensor_slices((source, Y.repeat(2))).skip(3).take(15)
+    batches = list(dataset.batch(4, drop_remainder=drop_remainder))
+    assert [len(x) for x, _ in batches] == ([4, 4, 4] if drop_remainder else [4, 4, 4, 3])
+    for i, (x, y) in enumerate(batches):
+        assert x.tolist() == source[3 + 4 * i:min(7 + 4 * i, 18)].tolist()
+        assert y.tolist() == Y.repeat(2)[3 + 4 * i:min(7 + 4 * i, 18)].tolist()
+        assert x.data_ptr() == source[3 + 4 * i].data_ptr()
+
+
 def test_shuffle_permutes_reproducibly_and_reshuffles():
     dataset = Dataset.range(100).shuffle(100, seed=1)
     first, second = _values(dataset), _values(dataset)
@@ -147,9 +159,23 @@ def test_element_spec():
 def test_from_tensors_and_strings():
     assert [e.tolist() for e in Dataset.from_tensors(X[:2])] == [X[:2].tolist()]
     words = list(Dataset.from_tensor_slices(['a', 'bc']))
-    assert [str(w) for w in words] == ['a', 'bc']
+    assert [w.numpy() for w in words] == [b'a', b'bc']  # string tensors: TF's bytes
+    assert words[0].dtype == tf.string
 
 
 def test_missing_names_point_at_the_document():
     with pytest.raises(AttributeError, match=r'tf\.data\.TFRecordDataset: torchk does not'):
         tf.data.TFRecordDataset
+
+
+@pytest.mark.parametrize('num_shards, index, expected', [
+    (3, 0, [0, 3, 6, 9]), (3, 2, [2, 5, 8]), (1, 0, list(range(10)))])
+def test_shard(num_shards, index, expected):
+    sharded = Dataset.from_tensor_slices(Y).shard(num_shards, index)
+    assert [int(v) for v in sharded] == expected
+    assert len(sharded) == len(expected)
+
+
+def test_shard_checks_its_index():
+    with pytest.raises(ValueError, match=r'index must be in \[0, num_shards=2\); got 2'):
+        Dataset.from_tensor_slices(Y).shard(2, 2)

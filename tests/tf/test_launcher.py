@@ -81,3 +81,15 @@ def test_a_tensorflow_script_trains_a_linear_regression(tmp_path):
     lines = done.stdout.splitlines()
     assert float(lines[0].split()[1]) < 1e-6
     assert lines[1] == 'w [2.0, -3.0] b 1.0'
+
+
+def test_numpy_functions_take_a_models_eager_outputs(tmp_path):
+    """keras-io's engineers guide prints `np.var` of a layer's eager output."""
+    _, done = _launch(tmp_path, '''
+        import numpy as np
+        from tensorflow import keras
+        layer = keras.layers.Dense(3, kernel_initializer='ones')
+        out = layer(np.array([[1., 2.], [3., 5.]], 'float32'))
+        print('%.4f %.4f' % (np.var(out), np.mean(out, axis=0)[1]), type(np.max(out)).__name__)
+    ''')
+    assert done.stdout.split()[-3:] == ['6.2500', '5.5000', 'float32'], done.stderr

@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
     (lambda: tf.compat, 'tf.compat'),
     (lambda: tf.sparse, 'tf.sparse'),
     (lambda: tf.math.bessel_i0, 'tf.math.bessel_i0'),
-    (lambda: tf.nn.conv2d, 'tf.nn.conv2d'),
+    (lambda: tf.nn.conv3d, 'tf.nn.conv3d'),
     (lambda: tf.config.experimental.enable_mlir_graph_optimization,
      'tf.config.experimental.enable_mlir_graph_optimization'),
     (lambda: tf.log, 'tf.log'),

@@ -152,10 +152,11 @@ def test_function_on_a_method_and_unknown_arguments():
 def test_function_compiles_under_torchk_compile(monkeypatch):
     compiled_functions = []
     monkeypatch.setattr(compiled, 'enabled', lambda: True)
-    monkeypatch.setattr(torch, 'compile', lambda f: compiled_functions.append(f) or f)
+    monkeypatch.setattr(torch, 'compile',
+                        lambda f, **options: compiled_functions.append(f) or f)
     function = tf.function(lambda x: x + 1)
-    function(tf.constant(1.))
-    function(tf.constant(2.))
+    function(tf.constant([1.]))
+    assert float(function(tf.constant([2.]))[0]) == 3.
     assert len(compiled_functions) == 1
 
 

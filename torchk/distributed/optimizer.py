@@ -66,8 +66,10 @@ def bucket_plan(grads, bucket_bytes):
 
 
 @graph.op
-def average_gradients(grads, compression=Compression.none, bucket_bytes=DEFAULT_BUCKET_BYTES):
-    """Averages the tensors `grads` over all processes, one all-reduce per bucket.
+def average_gradients(grads, compression=Compression.none, bucket_bytes=DEFAULT_BUCKET_BYTES,
+                      average=True):
+    """Averages (or with `average=False` sums) the tensors `grads` over all processes, one
+    all-reduce per bucket.
 
     Sparse gradients are made dense first. Lazy on Keras symbols (one node for the whole
     list); while static shapes are inferred it communicates nothing.
@@ -82,7 +84,9 @@ def average_gradients(grads, compression=Compression.none, bucket_bytes=DEFAULT_
     world = runtime.size()
     pending = []
     for bucket in bucket_plan(grads, bucket_bytes):
-        flat = torch.cat([grads[i].reshape(-1) for i in bucket]).div_(world)
+        flat = torch.cat([grads[i].reshape(-1) for i in bucket])
+        if average:
+            flat.div_(world)
         wire = compression.compress(flat)
         pending.append((bucket, flat.dtype, wire, dist.all_reduce(wire, async_op=True)))
     averaged = list(grads)

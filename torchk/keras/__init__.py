@@ -37,6 +37,13 @@ from . import eager as _eager  # noqa: E402
 
 _eager.install()
 
+from .engine import base_layer as _base_layer, functional as _functional  # noqa: E402
+from .engine import training as _training  # noqa: E402
+
+_base_layer.install()
+_functional.install()
+_training.eager_layer_losses()
+
 from . import activations, backend, callbacks, constraints, initializers  # noqa: E402
 from . import layers, losses, metrics, models, optimizers, regularizers  # noqa: E402
 from . import preprocessing, utils  # noqa: E402
@@ -44,11 +51,15 @@ from .engine import Model, Sequential  # noqa: E402
 from .layers import Input  # noqa: E402
 
 __version__ = '2.15.0'
-_LAZY = ('applications', 'datasets', 'mixed_precision')
+_LAZY = ('applications', 'datasets', 'experimental', 'mixed_precision', 'saving')
 
 
 def __getattr__(name):
     if name in _LAZY:
         import importlib
         return importlib.import_module('.' + name, __name__)
-    raise AttributeError("module 'torchk.keras' has no attribute %r" % name)
+    if name.startswith('__'):
+        raise AttributeError(name)
+    from ._facade import missing
+    from ..tf.namespaces import missing_name
+    raise missing_name(missing('tf.keras.' + name))

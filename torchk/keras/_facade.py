@@ -1,6 +1,24 @@
-"""Re-exporting a Keras 2.3.1 module under a tf.keras name, with torchk's additions."""
+"""Re-exporting a Keras 2.3.1 module under a tf.keras name, with torchk's additions, and what
+a tf.keras name torchk lacks raises."""
 import types
 
+from ..tf.namespaces import missing_name
+
+DOCUMENT = 'docs/TF_KERAS_NAMES.md'
+
+
+def tf_keras_path(module_name):
+    """`'tf.keras.layers'` for the facade module `'torchk.keras.layers'`."""
+    return 'tf.' + module_name[len('torchk.'):]
+
+
+def missing(path):
+    """The AttributeError for the tf.keras name `path` (`'tf.keras.layers.X'`), which torchk
+    does not provide."""
+    return AttributeError(
+        '%s: torchk does not provide it. torchk.keras implements tf.keras 2.15\'s API over '
+        'Keras 2.3.1 and torchk\'s layers; %s lists the tf.keras names it lacks.'
+        % (path, DOCUMENT))
 
 
 def reexport(namespace, keras_module, exclude=()):
@@ -8,11 +26,13 @@ def reexport(namespace, keras_module, exclude=()):
 
     The module's own names come first; other public names of `keras_module` are looked up
     there when asked for (module `__getattr__`), and `__all__` lists both, so that
-    `from torchk.keras.layers import *` works.
+    `from torchk.keras.layers import *` works. Any other name raises `missing`'s
+    AttributeError (an ImportError with its message for `from ... import`).
 
     # Arguments
         namespace: `globals()` of the facade module.
-        keras_module: the Keras 2.3.1 module it stands for.
+        keras_module: the Keras 2.3.1 module it stands for, or None (the module's own names
+            only).
         exclude: names of `keras_module` not to show (its own imports: `K`, `np`, ...).
     """
     excluded = set(exclude) | {'K', 'np', 'six', 'absolute_import', 'division',
@@ -20,9 +40,11 @@ def reexport(namespace, keras_module, exclude=()):
     module_name = namespace['__name__']
 
     def __getattr__(name):
+        if name.startswith('__'):
+            raise AttributeError(name)
         if not name.startswith('_') and name not in excluded and hasattr(keras_module, name):
             return getattr(keras_module, name)
-        raise AttributeError('module %r has no attribute %r' % (module_name, name))
+        raise missing_name(missing('%s.%s' % (tf_keras_path(module_name), name)))
 
     def public(names):
         return {n for n in names if not n.startswith('_') and n not in excluded}
@@ -30,5 +52,5 @@ def reexport(namespace, keras_module, exclude=()):
     own = public(n for n, v in namespace.items()
                  if not isinstance(v, types.ModuleType) and n != 'reexport')
     namespace['__getattr__'] = __getattr__
-    namespace['__all__'] = sorted(own | public(dir(keras_module)))
+    namespace['__all__'] = sorted(own | public(dir(keras_module) if keras_module else ()))
     namespace['__dir__'] = lambda: namespace['__all__']

@@ -4,7 +4,8 @@ In tf.keras 2 `model(x)` on a tensor computes at once, and a `train_step` or a
 `GradientTape` loop differentiates the result. Keras 2.3.1 layers only build graphs, so an
 eager call here is: the object called once on symbolic inputs shaped like the values (batch
 size unknown), the graph compiled into a program (cached per input signature and learning
-phase), and the program run on the values with autograd. The results are torch tensors
+phase), and the program run on the values with autograd. Text (string tensors, arrays of
+strings) is fed to string placeholders, whose host stage runs first (docs/ARCHITECTURE.md). The results are torch tensors
 connected to the variables (`torch.nn.Parameter`s), so `torch.autograd.grad` (and
 `tf.GradientTape`) reach the weights. In training mode the layer's updates (batch-norm
 moving statistics) are applied after the call, and the losses it adds (`add_loss`,
@@ -13,10 +14,12 @@ regularizers) are kept for `Layer.losses` until the next eager call.
 Metrics called on tensors (`update_state`, `__call__`) update their variables at once, and
 `result()` after an eager update returns a tensor.
 
-`install()` (called when `torchk.keras` is imported) puts these paths on Keras' `Layer` and
-`Metric`, with tf.keras 2's names for weights (`trainable_variables`,
-`non_trainable_variables`, `variables`); calls on Keras tensors are unchanged.
+Layer calls reach `call_layer` from tf.keras' `Layer.__call__` (`engine/base_layer.py`).
+`install()` (called when `torchk.keras` is imported) puts the metric paths on Keras'
+`Metric`, and tf.keras 2's names for weights (`trainable_variables`,
+`non_trainable_variables`, `variables`) on `Layer`.
 """
+import contextlib
 import threading
 
 import numpy as np
@@ -27,11 +30,15 @@ from keras import backend as K
 from keras.engine import base_layer
 from keras.utils import generic_utils
 from keras.utils import metrics_utils
+from keras.utils.generic_utils import to_list
 
 from .. import config
+from .. import cpu_threads
 from .. import function
 from .. import graph
 from .. import program
+from .. import strings
+from ..tf import tracing as step_tracing
 from ..variables import Variable
 
 _installed = False
@@ -39,34 +46,49 @@ _tracing = threading.local()
 
 
 def is_eager(value):
-    """True if `value` (nested lists, tuples, dicts) holds tensors or arrays and no symbol."""
-    leaves = _leaves(value)
-    return bool(leaves) and all(
-        isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number)) and not graph.is_symbol(v)
-        for v in leaves) and any(isinstance(v, (torch.Tensor, np.ndarray)) for v in leaves)
+    """True if `value` (nested lists, tuples, dicts) holds tensors or arrays (of numbers or
+    text) and no symbol."""
+    found = leaves(value)
+    return bool(found) and all(
+        isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number, strings.StringTensor))
+        and not graph.is_symbol(v) for v in found) and any(
+        isinstance(v, (torch.Tensor, np.ndarray, strings.StringTensor)) for v in found)
 
 
-def _leaves(value):
+def _numbers_only(value):
+    """True if `value` (nested lists, tuples, dicts) holds Python numbers only (metric data
+    given as lists: `m.update_state([0, 1], [0.3, 0.5])`)."""
+    found = leaves(value)
+    return bool(found) and all(isinstance(v, (bool, int, float)) for v in found)
+
+
+def leaves(value):
+    """The leaves of `value` (lists, tuples, dicts), in order."""
     if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
+        return [leaf for v in value for leaf in leaves(v)]
     if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
+        return [leaf for v in value.values() for leaf in leaves(v)]
     return [value]
 
 
-def _map(fn, value):
+def map_structure(fn, value):
+    """`fn` applied to each leaf of `value` (lists, tuples, dicts), in its nesting."""
     if isinstance(value, list):
-        return [_map(fn, v) for v in value]
+        return [map_structure(fn, v) for v in value]
     if isinstance(value, tuple):
-        return tuple(_map(fn, v) for v in value)
+        return tuple(map_structure(fn, v) for v in value)
     if isinstance(value, dict):
-        return {k: _map(fn, v) for k, v in value.items()}
+        return {k: map_structure(fn, v) for k, v in value.items()}
     return fn(value)
 
 
 def _dtype_name(value):
     if isinstance(value, torch.Tensor):
+        if value.dtype == torch.float64:  # cast to floatx by `_tensor`
+            return K.floatx()
         return str(value.dtype).replace('torch.', '')
+    if strings.is_text(value):
+        return 'string'
     dtype = np.asarray(value).dtype
     return K.floatx() if dtype == np.float64 else dtype.name
 
@@ -76,7 +98,7 @@ def _signature(value):
     def key(leaf):
         shape = tuple(np.shape(leaf))
         return (shape[1:] if shape else None, _dtype_name(leaf))
-    return repr(_map(key, value))
+    return repr(map_structure(key, value))
 
 
 class Program:
@@ -98,8 +120,8 @@ class Program:
         targets = function.specialise_phase(
             list(outputs) + list(losses) + [value for _, value in updates], int(training),
             self.inputs)
-        _, leaves = program.ancestors(targets, stop={id(x) for x in self.inputs})
-        self.weights = [leaf for leaf in leaves if isinstance(leaf, Variable)]
+        _, sources = program.ancestors(targets, stop={id(x) for x in self.inputs})
+        self.weights = [leaf for leaf in sources if isinstance(leaf, Variable)]
         self.run, unfed = program.compile_program(
             self.inputs + self.weights, targets, [], [False] * len(targets))
         missing = [p for p in unfed if not function.is_learning_phase(p)]
@@ -111,6 +133,7 @@ class Program:
 
     def __call__(self, values):
         """Returns (outputs, losses) for the flat list `values`, after the updates."""
+        cpu_threads.adapt()
         device = config.device()
         feeds = [function.convert_feed(symbol, _tensor(value), i, device)
                  for i, (symbol, value) in enumerate(zip(self.inputs, values))]
@@ -125,66 +148,152 @@ class Program:
 
 
 def _tensor(value):
+    """An input of an eager call as a tensor; float64 data are cast to floatx, as tf.keras
+    layers cast floating inputs to their dtype."""
     if isinstance(value, torch.Tensor):
+        if value.dtype == torch.float64 and K.floatx() != 'float64':
+            return value.to(getattr(torch, K.floatx()))
         return value
+    if strings.is_text(value):
+        return strings.as_bytes(value)
     value = np.asarray(value)
     if value.dtype == np.float64:
         value = value.astype(K.floatx())
     return torch.from_numpy(np.ascontiguousarray(value))
 
 
-def _placeholder(value, name=None):
+def _placeholder(value, name=None, batch=False):
     shape = tuple(np.shape(value))
-    batch_shape = (None,) + shape[1:] if shape else ()
+    batch_shape = ((shape[0] if batch else None),) + shape[1:] if shape else ()
     return keras.layers.Input(batch_shape=batch_shape, dtype=_dtype_name(value), name=name)
 
 
-def _training_value(training):
+def training_value(training):
+    """The learning phase of an eager call given `training` (None: Keras' learning phase
+    where it is set to a value, else inference)."""
     if training is None:
         phase = K.learning_phase()
         return bool(phase) if isinstance(phase, (int, bool)) else False
     return bool(training)
 
 
-def call_layer(layer, inputs, **kwargs):
+@contextlib.contextmanager
+def tracing():
+    """Marks a symbolic layer call (see `_keep_variables_symbolic_in_tf_ops`)."""
+    _tracing.depth = getattr(_tracing, 'depth', 0) + 1
+    try:
+        yield
+    finally:
+        _tracing.depth -= 1
+
+
+def in_layer_call():
+    """Whether a layer's `call` is running on Keras symbols (`tracing`)."""
+    return getattr(_tracing, 'depth', 0) > 0
+
+
+def call_layer(layer, inputs, training, key, trace):
     """Calls a Keras layer or model on tensors or arrays (see the module docstring).
 
     # Arguments
         layer: a Keras `Layer` (a `Model` included).
-        inputs: tensors or arrays, as the layer takes them (one, a list, a dict).
-        **kwargs: the call's keyword arguments; `training` sets the learning phase.
+        inputs: tensors or arrays (one, or lists and dicts of them), fed to placeholders of
+            their shapes (batch size unknown, unless the layer is stateful) and dtypes.
+        training: the learning phase (bool).
+        key: a string that tells apart calls of other arguments.
+        trace: a function of the placeholders (nested as `inputs`) that calls `layer` on
+            them symbolically; it is called once per input signature, `training` and `key`.
 
     # Returns
-        Torch tensors in the structure the layer returns.
+        Torch tensors in the structure the layer returns, each carrying as `_keras_mask`
+        the mask the layer computes for it (if any).
     """
-    training = _training_value(kwargs.pop('training', None))
-    if isinstance(inputs, dict) and getattr(layer, '_is_graph_network', False):
-        inputs = [inputs[name] for name in layer.input_names]
-    key = (_signature(inputs), training, repr(sorted(kwargs.items())))
+    key = (_signature(inputs), training, key)
+    if _keeps_batch_size(layer):
+        key += (tuple(np.shape(v)[:1] for v in leaves(inputs)),)
     programs = layer.__dict__.setdefault('_torchk_eager_programs', {})
     if key not in programs:
-        programs[key] = _build_layer_program(layer, inputs, training, kwargs)
-    run, structure = programs[key]
-    outputs, losses = run([_tensor(v) for v in _leaves(inputs)])
+        programs[key] = _build_layer_program(layer, inputs, training, trace)
+    run, structure, masked = programs[key]
+    results, losses = run([_tensor(v) for v in leaves(inputs)])
     layer._torchk_eager_losses = list(losses)
-    return _pack(structure, outputs)
+    outputs = results[:len(results) - len(masked)]
+    for index, mask in zip(masked, results[len(outputs):]):
+        outputs[index]._keras_mask = mask
+    return pack(structure, outputs)
 
 
-def _build_layer_program(layer, inputs, training, kwargs):
-    symbols = _map(_placeholder, inputs)
-    call_kwargs = dict(kwargs)
-    if generic_utils.has_arg(layer.call, 'training'):
-        call_kwargs['training'] = training
-    outputs = layer(symbols, **call_kwargs)
-    flat_inputs = _leaves(symbols)
-    flat_outputs = _leaves(outputs)
-    losses = _computable(layer.get_losses_for(flat_inputs) + layer.get_losses_for(None),
-                         flat_inputs)
-    updates = (_computable(function.flatten_updates(
-        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), flat_inputs)
-        if training else [])
-    run = Program(flat_inputs, flat_outputs, [K.sum(l) for l in losses], updates, training)
-    return run, _map(lambda _: None, outputs)
+def _build_layer_program(layer, inputs, training, trace):
+    batch = _keeps_batch_size(layer)
+    symbols = map_structure(lambda value: _placeholder(value, batch=batch), inputs)
+    flat_inputs = leaves(symbols)
+    # The call is recorded as a step is (`tf/tracing.py`): its writes to `tf.Variable`s
+    # (`assign_add` in `call`) are updates of the program, and what it returns of them their
+    # written values. `tracing()` keeps the step's layer-state recording out of it: the
+    # program takes the layer's updates itself.
+    recording = step_tracing.Recording(flat_inputs)
+    with recording.active(), tracing():
+        outputs = trace(symbols)
+    flat_outputs = [recording.read(x) if isinstance(x, Variable) else x
+                    for x in leaves(outputs)]
+    masks = [mask_of(x) for x in flat_outputs]
+    masked = [i for i, mask in enumerate(masks) if mask is not None]
+    losses = _computable(_each_once(layer.get_losses_for(flat_inputs)
+                                    + layer.get_losses_for(None)), flat_inputs)
+    updates = _computable(function.flatten_updates(
+        layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)
+        if training else _state_updates(layer)), flat_inputs) + recording.updates()
+    run = Program(flat_inputs, flat_outputs + [masks[i] for i in masked],
+                  [K.sum(l) for l in losses], updates, training)
+    return run, map_structure(lambda _: None, outputs), masked
+
+
+def mask_of(symbol):
+    """The mask Keras computed for a layer's output `symbol` (None if none)."""
+    history = getattr(symbol, '_keras_history', None)
+    if history is None:
+        return None
+    layer, node_index, tensor_index = history
+    return to_list(layer._inbound_nodes[node_index].output_masks)[tensor_index]
+
+
+def _state_updates(layer):
+    """The updates of the stateful layers among `layer` and its layers (recurrent states),
+    which inference applies too."""
+    if getattr(layer, 'stateful', False):
+        return layer.updates
+    return list(getattr(layer, 'state_updates', []))
+
+
+def _keeps_batch_size(layer):
+    """A stateful recurrent layer's (or a model's holding one) batch size is part of its
+    state: the placeholders of an eager call keep the values' batch size, as tf.keras'
+    eager calls do."""
+    layers = [layer] + list(getattr(layer, 'layers', []))
+    return any(getattr(sub, 'stateful', False) for sub in layers)
+
+
+def _each_once(losses):
+    """`losses` without repeats: a network's `get_losses_for` returns its layers' losses,
+    which Keras also keeps on the network; Keras' `losses` counts each once."""
+    return list({id(loss): loss for loss in losses}.values())
+
+
+def record_layer_state(layer, inputs, training):
+    """After a layer's outermost symbolic call in a step being recorded (`tf/tracing.py`):
+    in training (`training`: the call's argument, None for the learning phase), its updates
+    (batch normalization's moving statistics) become writes of the step, as an eager call
+    applies them; its losses are those `Layer.losses` gives until its next call."""
+    recording = step_tracing.current()
+    if recording is None or getattr(_tracing, 'depth', 0):
+        return
+    flat_inputs = leaves(inputs)
+    fed = recording.inputs + flat_inputs
+    if training_value(training):
+        recording.write(_computable(function.flatten_updates(
+            layer.get_updates_for(flat_inputs) + layer.get_updates_for(None)), fed))
+    recording.layer_losses[id(layer)] = _computable(_each_once(
+        layer.get_losses_for(flat_inputs) + layer.get_losses_for(None)), fed)
 
 
 def _computable(items, inputs):
@@ -194,23 +303,30 @@ def _computable(items, inputs):
 
     def computable(item):
         value = item[1] if isinstance(item, tuple) else item
-        _, leaves = program.ancestors([value], stop=fed)
+        _, sources = program.ancestors([value], stop=fed)
         return all(isinstance(leaf, Variable) or function.is_learning_phase(leaf)
-                   for leaf in leaves)
+                   for leaf in sources)
     return [item for item in items if computable(item)]
 
 
-def _pack(structure, flat):
+def pack(structure, flat):
+    """The items of `flat`, in order, nested as `structure`."""
     flat = iter(flat)
-    return _map(lambda _: next(flat), structure)
+    return map_structure(lambda _: next(flat), structure)
 
 
 def layer_losses(layer):
     """The losses of the last eager call of `layer`, or its losses that need no inputs
-    (regularizers) computed now; tensors."""
+    (regularizers) computed now; tensors. In a step being recorded, the losses of the
+    layer's last call in the step (symbols)."""
+    recording = step_tracing.current()
+    if recording is not None:
+        if id(layer) in recording.layer_losses:
+            return list(recording.layer_losses[id(layer)])
+        return _computable(_each_once(layer.get_losses_for(None)), recording.inputs)
     if '_torchk_eager_losses' in layer.__dict__:
         return list(layer._torchk_eager_losses)
-    symbolic = layer.get_losses_for(None)
+    symbolic = _each_once(layer.get_losses_for(None))
     if not symbolic:
         return []
     _, losses = Program([], [], [K.sum(l) for l in symbolic])([])
@@ -221,19 +337,22 @@ def update_metric(metric, update_state, args, kwargs):
     """Runs `metric.update_state(*args, **kwargs)` on values: the variables are updated."""
     values = list(args) + [kwargs[k] for k in sorted(kwargs) if kwargs[k] is not None]
     names = sorted(k for k in kwargs if kwargs[k] is not None)
-    values = [_map(_detached, v) for v in values]
+    values = [map_structure(_detached, v) for v in values]
     key = (_signature(values), tuple(names), len(args))
     programs = metric.__dict__.setdefault('_torchk_update_programs', {})
     if key not in programs:
-        symbols = [_map(lambda v: K.placeholder(
-            shape=((None,) + tuple(np.shape(v))[1:]) if np.ndim(v) else (),
+        # A metric whose state has the shape of its values (MeanTensor) sees their batch size.
+        whole = getattr(metric, 'state_has_value_shape', False)
+        symbols = [map_structure(lambda v: K.placeholder(
+            shape=tuple(np.shape(v)) if whole or not np.ndim(v)
+            else (None,) + tuple(np.shape(v))[1:],
             dtype=_dtype_name(v)), value) for value in values]
         symbolic_args = symbols[:len(args)]
         symbolic_kwargs = dict(zip(names, symbols[len(args):]))
         updates = update_state(*symbolic_args, **symbolic_kwargs)
-        programs[key] = Program(_leaves(symbols), [], [], updates or [])
+        programs[key] = Program(leaves(symbols), [], [], updates or [])
     with torch.no_grad():
-        programs[key]([_tensor(v) for v in _leaves(values)])
+        programs[key]([_tensor(v) for v in leaves(values)])
     metric._torchk_eager = True
 
 
@@ -260,33 +379,33 @@ def install():
     if _installed:
         return
     _installed = True
-    keras_call = base_layer.Layer.__call__
-
-    def __call__(self, inputs, **kwargs):
-        if is_eager(inputs):
-            return call_layer(self, inputs, **kwargs)
-        _tracing.depth = getattr(_tracing, 'depth', 0) + 1
-        try:
-            return keras_call(self, inputs, **kwargs)
-        finally:
-            _tracing.depth -= 1
-    __call__.__doc__ = keras_call.__doc__
-    base_layer.Layer.__call__ = __call__
     base_layer.Layer.trainable_variables = property(lambda self: self.trainable_weights)
     base_layer.Layer.non_trainable_variables = property(
         lambda self: self.non_trainable_weights)
     base_layer.Layer.variables = property(lambda self: self.weights)
 
     _keep_variables_symbolic_in_tf_ops()
+    _weights_assign_as_tf_variables()
 
     keras_update_wrapper = metrics_utils.update_state_wrapper
     keras_result_wrapper = metrics_utils.result_wrapper
 
     def update_state_wrapper(update_state_fn):
+        update_state_fn = _writes_returned(update_state_fn)
         symbolic = keras_update_wrapper(update_state_fn)
 
         def decorated(metric, *args, **kwargs):
-            if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+            recording = step_tracing.current()
+            if recording is not None:
+                updates = update_state_fn(*args, **kwargs)
+                recording.write(updates or [])
+                return updates
+            values = list(args) + [v for v in kwargs.values() if v is not None]
+            if _numbers_only(values):  # lists of numbers are arrays, as TF converts them
+                args = [np.asarray(v) for v in args]
+                kwargs = {k: v if v is None else np.asarray(v) for k, v in kwargs.items()}
+                values = args
+            if is_eager(values):
                 return update_metric(metric, update_state_fn, args, kwargs)
             metric._torchk_eager = False
             return symbolic(metric, *args, **kwargs)
@@ -296,6 +415,8 @@ def install():
         symbolic = keras_result_wrapper(result_fn)
 
         def decorated(metric, *args, **kwargs):
+            if step_tracing.current() is not None:
+                return symbolic(metric, *args, **kwargs)
             if metric.__dict__.get('_torchk_eager', True):
                 return metric_result(metric, lambda: symbolic(metric, *args, **kwargs))
             return symbolic(metric, *args, **kwargs)
@@ -307,12 +428,37 @@ def install():
     keras_metric_call = keras.metrics.Metric.__call__
 
     def metric_call(self, *args, **kwargs):
-        if is_eager(list(args) + [v for v in kwargs.values() if v is not None]):
+        values = list(args) + [v for v in kwargs.values() if v is not None]
+        if step_tracing.current() is None and is_eager(values):
             self.update_state(*args, **kwargs)
             return self.result()
         return keras_metric_call(self, *args, **kwargs)
     keras.metrics.Metric.__call__ = metric_call
     keras.metrics.Metric.reset_state = lambda self: self.reset_states()
+
+
+def _weights_assign_as_tf_variables():
+    """Keras weights (`add_weight`'s variables) get `tf.Variable`'s `assign`, `assign_add`
+    and `assign_sub`, which tf.keras metrics' `update_state` call on their state, and
+    `get_shape`."""
+    from ..tf.variable import Variable as TFVariable
+    for name in ('assign', 'assign_add', 'assign_sub', 'get_shape'):
+        setattr(Variable, name, getattr(TFVariable, name))
+
+
+def _writes_returned(update_state_fn):
+    """`update_state_fn` recorded as a step is (`tf/tracing.py`): on Keras symbols, the
+    variable writes it makes (`self.total.assign_add(...)`, returning nothing, as tf.keras
+    metrics do) are returned as its updates, which Keras' metric wrapper keeps."""
+    def update_state(*args, **kwargs):
+        recording = step_tracing.Recording([])
+        with recording.active():
+            updates = update_state_fn(*args, **kwargs)
+        written = recording.updates()
+        if not written:
+            return updates
+        return (to_list(updates) if updates is not None else []) + written
+    return update_state
 
 
 def _keep_variables_symbolic_in_tf_ops():

@@ -6,7 +6,7 @@ from keras import models as _keras_models
 from . import optimizers
 from ._facade import reexport
 from .engine import Model, Sequential
-from .saving import save_model  # noqa: F401
+from .engine.saving import save_model  # noqa: F401
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=None, **kwargs):
     """Loads a model saved by `save_model` or by any Keras 2 (`torchk.saving.load_model`:

@@ -1,12 +1,15 @@
-"""`LayerNormalization` and `GroupNormalization` as tf.keras 2 defines them (configuration
-keys, weights `gamma` then `beta`, and numbers)."""
+"""`LayerNormalization`, `GroupNormalization`, `UnitNormalization` and
+`SyncBatchNormalization` as tf.keras 2 defines them (configuration keys, weights `gamma` then
+`beta`, and numbers)."""
 from keras import backend as K
 from keras import constraints
 from keras import initializers
 from keras import regularizers
 from keras.engine.base_layer import InputSpec, Layer
+from keras.layers import BatchNormalization
 
-__all__ = ['LayerNormalization', 'GroupNormalization']
+__all__ = ['LayerNormalization', 'GroupNormalization', 'UnitNormalization',
+           'SyncBatchNormalization']
 
 
 def _dims(x):
@@ -192,3 +195,35 @@ class GroupNormalization(_AffineNormalization):
         config = super(GroupNormalization, self).get_config()
         config['groups'] = self.groups
         return config
+
+
+class UnitNormalization(Layer):
+    """Scales each sample to unit L2 norm over `axis`: `x / sqrt(max(sum(x ** 2), 1e-12))`.
+
+    # Arguments
+        axis: integer or list of integers, the axes the norm is taken over (default: last).
+    """
+
+    def __init__(self, axis=-1, **kwargs):
+        super(UnitNormalization, self).__init__(**kwargs)
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
+        self.supports_masking = True
+
+    def call(self, inputs):
+        inputs = K.cast(inputs, K.floatx())
+        squares = K.sum(K.square(inputs), axis=self.axis, keepdims=True)
+        return inputs / K.sqrt(K.maximum(squares, 1e-12))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super(UnitNormalization, self).get_config()
+        config['axis'] = self.axis
+        return config
+
+
+class SyncBatchNormalization(BatchNormalization):
+    """`tf.keras.layers.experimental.SyncBatchNormalization`: batch normalization whose batch
+    statistics TF computes over every replica's batch. torchk trains on one replica, where
+    that is Keras' `BatchNormalization`; the class keeps its name in saved models."""

@@ -22,6 +22,8 @@ import torch
 from keras import backend as K
 from keras.engine.base_layer import Layer
 
+from .. import graph
+
 __all__ = ['Rescaling', 'Normalization', 'Resizing', 'CenterCrop', 'RandomFlip',
            'RandomRotation', 'RandomZoom', 'RandomTranslation', 'RandomContrast', 'RandomCrop',
            'RandomHeight', 'RandomWidth', 'RandomBrightness']
@@ -118,6 +120,16 @@ def image_size(images, layer_name):
     return height, width
 
 
+def at_image_size(function, images):
+    """`function(images)`, which reads the static height and width of channels-last
+    `images`; where either is unknown (an `Input` of shape `(None, None, 3)`), it is
+    recorded as one op, which reads them from the images it is run on."""
+    height, width = K.int_shape(images)[-3:-1]
+    if graph.is_symbol(images) and (height is None or width is None):
+        return graph.op(function)(images)
+    return function(images)
+
+
 @_batched
 def resize(images, height, width, interpolation):
     """`tf.image.resize(images, (height, width), interpolation)` on channels-last images."""
@@ -143,7 +155,7 @@ def _take_window(images, axis, size, window):
     return torch.index_select(images, axis % K.ndim(images), indices)
 
 
-def _smart_resize(images, height, width, interpolation, layer_name):
+def smart_resize(images, height, width, interpolation, layer_name):
     """tf_keras' `smart_resize`: the largest centered crop of the target aspect ratio, resized."""
     in_height, in_width = image_size(images, layer_name)
     crop_height = min(in_height, int(np.float32(in_width * height) / np.float32(width)))
@@ -207,8 +219,8 @@ class Normalization(_Preprocessing):
 
     The mean and variance are per index of the `axis` dimensions, broadcast over the others.
     Given in the configuration (`mean`, `variance`) they are constants; otherwise they are
-    the layer's weights `mean`, `variance` and `count`, as tf.keras saves an adapted layer
-    (this layer does not `adapt`: its statistics come from the file or from `set_weights`).
+    the layer's weights `mean`, `variance` and `count`, as tf.keras saves an adapted layer,
+    computed from data by `adapt` (or read from a file, or `set_weights`).
 
     # Arguments
         axis: int, tuple of ints or None: the dimensions that keep their own statistics
@@ -246,6 +258,7 @@ class Normalization(_Preprocessing):
             raise ValueError('Layer %r: the kept axes %s need known sizes; got input shape %s.'
                              % (self.name, self.axis, input_shape))
         self._broadcast_shape = tuple(input_shape[d] if d in keep else 1 for d in range(ndim))
+        self._kept_axes = tuple(keep)
         shape = tuple(input_shape[d] for d in keep)
         if self.input_mean is None:
             self.adapt_mean = self.add_weight(name='mean', shape=shape, initializer='zeros',
@@ -259,6 +272,59 @@ class Normalization(_Preprocessing):
             self.mean = K.constant(np.asarray(self.input_mean) * np.ones(shape))
             self.variance = K.constant(np.asarray(self.input_variance) * np.ones(shape))
         super(Normalization, self).build(input_shape)
+
+    @property
+    def is_adapted(self):
+        """Whether `adapt` has computed the statistics."""
+        return getattr(self, '_is_adapted', False)
+
+    def adapt(self, data, batch_size=None, steps=None):
+        """Computes the mean and variance of `data` per index of the kept axes, batch by
+        batch (tf.keras' running moments).
+
+        # Arguments
+            data: an array, a tensor, or a `tf.data.Dataset` (or other iterable) of batches.
+            batch_size: the batch size for arrays (default 32).
+            steps: the number of batches to read (default: all).
+
+        # Raises
+            ValueError: if the layer was given `mean` and `variance`, or `data` does not
+                match the shape it was built for.
+        """
+        if self.input_mean is not None:
+            raise ValueError('Layer %r: its mean and variance were given as arguments; adapt '
+                             'computes them only for a layer created without them.' % self.name)
+        from .categorical import adapt_batches
+        count, mean, variance = 0, 0., 0.
+        for batch in adapt_batches(data, batch_size, steps):
+            batch = np.asarray(batch.detach().cpu() if isinstance(batch, torch.Tensor)
+                               else batch, dtype='float64')
+            if not self.built:
+                self.build((None,) + batch.shape[1:])
+            if batch.ndim != len(self._broadcast_shape) or any(
+                    batch.shape[d] != self._broadcast_shape[d] for d in self._kept_axes):
+                raise ValueError('Layer %r: adapt got a batch of shape %s; the layer keeps '
+                                 'statistics for shape %s.' % (self.name, batch.shape,
+                                                                self._broadcast_shape))
+            reduced = tuple(d for d in range(batch.ndim) if d not in self._kept_axes)
+            batch_count = int(np.prod([batch.shape[d] for d in reduced]))
+            if batch_count == 0:
+                continue
+            batch_mean = batch.mean(axis=reduced)
+            batch_variance = batch.var(axis=reduced)
+            total = count + batch_count
+            weight = batch_count / total
+            new_mean = mean * (1. - weight) + batch_mean * weight
+            variance = ((variance + (mean - new_mean) ** 2) * (1. - weight)
+                        + (batch_variance + (batch_mean - new_mean) ** 2) * weight)
+            mean, count = new_mean, total
+        if not count:
+            raise ValueError('Layer %r: adapt got no data.' % self.name)
+        K.batch_set_value([(self.adapt_mean, np.reshape(mean, K.int_shape(self.adapt_mean))),
+                           (self.adapt_variance,
+                            np.reshape(variance, K.int_shape(self.adapt_variance))),
+                           (self.count, count)])
+        self._is_adapted = True
 
     def call(self, inputs):
         mean = K.reshape(self.mean, self._broadcast_shape)
@@ -294,7 +360,7 @@ class Resizing(_Preprocessing):
         **kwargs: the base layer's arguments.
 
     # Raises
-        ValueError: for another interpolation, or images of unknown height or width.
+        ValueError: for another interpolation.
     """
 
     _config_keys = ('height', 'width', 'interpolation', 'crop_to_aspect_ratio')
@@ -309,10 +375,12 @@ class Resizing(_Preprocessing):
         self.crop_to_aspect_ratio = crop_to_aspect_ratio
 
     def call(self, inputs):
-        inputs = _as_floatx(inputs)
+        return at_image_size(self._resize, _as_floatx(inputs))
+
+    def _resize(self, inputs):
         image_size(inputs, self.name)
         if self.crop_to_aspect_ratio:
-            return _smart_resize(inputs, self.height, self.width, self.interpolation,
+            return smart_resize(inputs, self.height, self.width, self.interpolation,
                                  self.name)
         return resize(inputs, self.height, self.width, self.interpolation)
 
@@ -338,12 +406,14 @@ class CenterCrop(_Preprocessing):
         self.width = width
 
     def call(self, inputs):
-        inputs = _as_floatx(inputs)
+        return at_image_size(self._crop_center, _as_floatx(inputs))
+
+    def _crop_center(self, inputs):
         in_height, in_width = image_size(inputs, self.name)
         if in_height >= self.height and in_width >= self.width:
             return _crop(inputs, (in_height - self.height) // 2, (in_width - self.width) // 2,
                          self.height, self.width)
-        return _smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
+        return smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-3]) + (self.height, self.width, input_shape[-1])
@@ -483,7 +553,7 @@ class RandomCrop(_RandomAugmentation):
     def call(self, inputs, training=None):
         inputs = _as_floatx(inputs)
         in_height, in_width = image_size(inputs, self.name)
-        resized = _smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
+        resized = smart_resize(inputs, self.height, self.width, 'bilinear', self.name)
         if in_height < self.height or in_width < self.width:
             return resized
         cropped = _take_window(_take_window(inputs, -3, in_height, self.height), -2, in_width,

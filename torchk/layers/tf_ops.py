@@ -18,13 +18,19 @@ loads that form as it is, so models loaded from tf.keras files save and load aga
 Each op is computed by `torchk.tf.op_table.OPS` (keyed by tf.keras' op name, the table
 `torchk.tf` builds its `tf.*` functions from); any other op raises a ValueError naming the
 layer and the op.
+
+`functional_op` makes these layers as tf.keras does: a `torchk.tf` op applied to a Keras
+tensor of a functional model under construction is a `TFOpLambda` call.
 """
 import functools
+import inspect
+import sys
 
 from keras import backend as K
 from keras.engine import network
 from keras.engine.base_layer import Layer
 
+from .. import graph
 from ..saving.op_layer_nodes import TENSOR, keras2_network_config
 from ..tf.op_table import OPS
 
@@ -125,6 +131,49 @@ def _slices(structure):
     if isinstance(structure, list):
         return [_slices(item) for item in structure]
     return structure
+
+
+def functional_op(key, args, kwargs):
+    """`tf.<key>(*args, **kwargs)` as a `TFOpLambda` layer call, where tf.keras makes one: an
+    argument is a Keras tensor of a functional model (a layer output or an `Input`), and the
+    op is not inside a layer's `call` (there, ops are the layer's own computation). Only
+    with the tf.keras facade imported.
+
+    # Returns
+        The layer's output, or NotImplemented where the op is computed as it is.
+    """
+    eager = sys.modules.get('torchk.keras.eager')
+    if eager is None or eager.in_layer_call() or not graph.contains_symbol((args, kwargs)):
+        return NotImplemented
+    tensors = []
+
+    def mark(value):
+        if isinstance(value, graph.KerasTensor):
+            if getattr(value, '_keras_history', None) is None:
+                raise _NotFunctional
+            tensors.append(value)
+            return {'class_name': TENSOR, 'index': len(tensors) - 1}
+        if isinstance(value, (list, tuple)):
+            return [mark(item) for item in value]
+        if isinstance(value, dict):
+            return {name: mark(item) for name, item in value.items()}
+        return value
+    try:
+        bound = inspect.signature(OPS[key]).bind(*args, **kwargs)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in bound.signature.parameters.values() if p.name in bound.arguments):
+            return NotImplemented
+        arguments = {name: mark(value) for name, value in bound.arguments.items()}
+    except (TypeError, _NotFunctional):
+        return NotImplemented
+    first = next(iter(bound.signature.parameters))
+    structure = {'args': arguments.pop(first, None), 'kwargs': arguments}
+    layer = (SlicingOpLambda if key == '__operators__.getitem' else TFOpLambda)(function=key)
+    return layer(tensors if len(tensors) > 1 else tensors[0], call_structure=structure)
+
+
+class _NotFunctional(Exception):
+    """An argument is a symbol of no functional model (recorded by a backend op)."""
 
 
 def _fill(structure, tensors):

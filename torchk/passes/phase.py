@@ -77,7 +77,7 @@ def specialise(targets, learning_phase, value, fed=()):
         args, kwargs = rewrite.arguments(node)
         if node.fn is select.__wrapped__ and _is_scalar_constant(args[0]):
             rewrite.replace_value(node, args[1] if bool(args[0]) else args[2])
-        elif node.kind == 'op' and not graph._contains_symbol((args, kwargs)):
+        elif node.kind == 'op' and not graph.contains_symbol((args, kwargs)):
             rewrite.replace_value(node, node.fn(*args, **kwargs))
         else:
             rewrite.copy(node)

@@ -308,12 +308,61 @@ def _tensor_list(tensors):
     return tensors
 
 
+# The node argument with which torchk.keras records a call whose keyword arguments hold
+# tensors (torchk/keras/engine/base_layer.py): where each of the node's input tensors goes,
+# {'inputs': template, 'keywords': {name: template}, 'mask': template, 'training': bool},
+# a template being the argument's nesting with each tensor replaced by its index.
+CALL_SPEC = '_torchk_call'
+
 # Layers whose call takes tensors by keyword in tf.keras and as one input list in Keras 2:
 # after the first argument, the keywords in their order in the list, each with the keyword
 # whose tensor it defaults to when absent (tf.keras' `key` defaults to `value`).
 CALL_TENSOR_KEYWORDS = {
     'MultiHeadAttention': (('value', None), ('key', 'value'), ('attention_mask', None)),
 }
+
+
+def call_template(value, is_tensor, flat):
+    """A call argument's template for `CALL_SPEC`: `value`'s nesting (lists, tuples, dicts)
+    with each tensor replaced by its index in `flat`, to which it is appended.
+
+    # Raises
+        ValueError: for a leaf that is neither a tensor (`is_tensor`) nor None."""
+    if value is None:
+        return None
+    if is_tensor(value):
+        flat.append(value)
+        return len(flat) - 1
+    if isinstance(value, (list, tuple)):
+        return [call_template(v, is_tensor, flat) for v in value]
+    if isinstance(value, dict):
+        return {k: call_template(v, is_tensor, flat) for k, v in value.items()}
+    raise ValueError('an argument mixes tensors and constants (%r); torchk records tensors, '
+                     'and lists and dicts of them.' % (value,))
+
+
+def call_filled(template, flat):
+    """The argument that `template` (`call_template`'s) stands for, its tensors from
+    `flat`."""
+    if isinstance(template, list):
+        return [call_filled(t, flat) for t in template]
+    if isinstance(template, dict):
+        return {k: call_filled(t, flat) for k, t in template.items()}
+    return None if template is None else flat[template]
+
+
+def listed_keyword_tensors(class_name, keywords):
+    """The tensors that a `class_name` layer takes by keyword in tf.keras, popped from the
+    dict `keywords`, as `(keyword, tensor)` in their order in Keras 2's input list
+    (`CALL_TENSOR_KEYWORDS`), up to the last one given; a missing one is its default's
+    tensor, or None (the caller raises)."""
+    table = CALL_TENSOR_KEYWORDS.get(class_name, ())
+    given = {k: keywords.pop(k) for k, _ in table if k in keywords}
+    given = {k: v for k, v in given.items() if v is not None}
+    last = max([i for i, (k, _) in enumerate(table) if k in given], default=-1)
+    return [(keyword, given.get(keyword, given.get(default)))
+            for keyword, default in table[:last + 1]]
+
 
 # Layers whose nodes another module rewrites (they keep tf.keras' form here).
 _OWN_NODE_FORM = ('TFOpLambda', 'SlicingOpLambda')
@@ -342,24 +391,74 @@ def _translate_node(node, layer, classes):
         if len(entry) > 3:
             kwargs.update(entry[3])
     tensors = [list(e[:3]) for e in entries]
-    keywords = CALL_TENSOR_KEYWORDS.get(layer['class_name'], ())
-    given = {k: kwargs.pop(k) for k, _ in keywords if k in kwargs}
-    given = {k: v for k, v in given.items() if v is not None}
-    last = max([i for i, (k, _) in enumerate(keywords) if k in given], default=-1)
-    for keyword, default in keywords[:last + 1]:
-        tensor = given.get(keyword, given.get(default))
+    listed = listed_keyword_tensors(layer['class_name'], kwargs)
+    for keyword, tensor in listed:
         if not _is_tensor_ref(tensor, classes):
             raise ValueError('Layer %r (%s) was called without the tensor %r, which Keras 2 '
                              'layers take in their input list before %r.'
-                             % (_name(layer), layer['class_name'], keyword,
-                                keywords[last][0]))
+                             % (_name(layer), layer['class_name'], keyword, listed[-1][0]))
         tensors.append(tensor)
-    for key, value in kwargs.items():
-        if _holds_tensor_ref(value, classes):
-            raise ValueError('Layer %r (%s) was called with the tensor %r as its argument %r; '
-                             'Keras 2.3.1 passes tensors to a layer only as its inputs.'
-                             % (_name(layer), layer['class_name'], value, key))
+    keywords = {k: kwargs.pop(k) for k in sorted(kwargs) if _holds_tensor_ref(kwargs[k], classes)}
+    if keywords:
+        tensors, kwargs[CALL_SPEC] = _call_spec(layer, tensors, keywords, classes)
     return [t + [{}] for t in tensors[:-1]] + [tensors[-1] + [kwargs]]
+
+
+def _call_spec(layer, tensors, keywords, classes):
+    """tf.keras' node of a call with tensors among its keyword arguments (the endpoint-layer
+    pattern `layer(logits, targets=...)`), as torchk.keras records it: all the tensors as
+    the node's inputs, `CALL_SPEC` saying which is which.
+
+    # Returns
+        `(input tensor references, call spec)`.
+
+    # Raises
+        ValueError: without torchk.keras (multi-backend Keras 2.3.1 takes tensors only as a
+            layer's inputs), or if an argument mixes tensors and constants."""
+    from keras.engine import base_layer
+    if not getattr(base_layer.Layer.__call__, '_torchk_tf_keras', False):
+        raise ValueError('Layer %r (%s) was called with tensors as its arguments %s; Keras '
+                         '2.3.1 passes tensors to a layer only as its inputs: load the model '
+                         'with torchk.keras (tf.keras on torchk), which records such calls.'
+                         % (_name(layer), layer['class_name'], sorted(keywords)))
+    flat = list(tensors)
+
+    def template(value):
+        try:
+            return call_template(value, lambda v: _is_tensor_ref(v, classes), flat)
+        except ValueError as e:
+            raise ValueError('Layer %r (%s): %s' % (_name(layer), layer['class_name'], e)) from e
+    spec = {'inputs': 0 if len(tensors) == 1 else list(range(len(tensors))),
+            'keywords': {k: template(v) for k, v in keywords.items() if k != 'mask'}}
+    if 'mask' in keywords:
+        spec['mask'] = template(keywords['mask'])
+    return flat, spec
+
+
+def tf_keras_node(node):
+    """A node that torchk.keras recorded with `CALL_SPEC` (tensors among the call's keyword
+    arguments), as tf.keras writes it: the first argument's tensors, each with the keyword
+    arguments, tensors in place (the inverse of `_call_spec`); other nodes as they are."""
+    if not node or len(node[-1]) < 4 or CALL_SPEC not in node[-1][3]:
+        return node
+    kwargs = dict(node[-1][3])
+    spec = kwargs.pop(CALL_SPEC)
+    references = [list(entry[:3]) for entry in node]
+
+    def fill(template):
+        return call_filled(template, references)
+    kwargs.update((k, fill(t)) for k, t in spec['keywords'].items())
+    if 'mask' in spec:
+        kwargs['mask'] = fill(spec['mask'])
+    if 'training' in spec:
+        kwargs['training'] = spec['training']
+    inputs = fill(spec['inputs'])
+    if _is_entry(inputs):
+        return [inputs + [kwargs]]
+    if not all(_is_entry(ref) for ref in inputs):
+        raise ValueError('A call whose first argument nests tensors deeper than one list '
+                         'cannot be written as tf.keras writes it: %r.' % (node,))
+    return [ref + [kwargs] for ref in inputs]
 
 
 def _node_from_keras3(node):

@@ -14,7 +14,7 @@ import warnings
 import h5py
 import numpy as np
 
-from . import safe_mode
+from . import safe_mode, vocabulary
 from .dialects import compile_arguments, restore_optimizer_state, translate_model_config
 from .errors import CONFIGURATION, ModelFileError, source
 from .validation import check_nesting, check_weight_datasets
@@ -124,3 +124,14 @@ def install(saving):
         saving.model_from_yaml = _translating_model_from_text(
             saving.model_from_yaml, _yaml_parser(saving.yaml))
     saving._deserialize_model = _compiling_from_translation(saving._deserialize_model)
+    saving._serialize_model = _inlining_layer_state(saving._serialize_model)
+
+
+def _inlining_layer_state(serialize_model):
+    """`_serialize_model` (which writes HDF5 files) with the text and categorical layers'
+    adapted state in their configurations (`vocabulary.inlining_state`)."""
+    @functools.wraps(serialize_model)
+    def wrapper(*args, **kwargs):
+        with vocabulary.inlining_state():
+            return serialize_model(*args, **kwargs)
+    return wrapper

@@ -1,8 +1,9 @@
 """`.keras` zips of tf.keras 2.13-2.15 and tf_keras ("saving v3"), and their `.weights.h5`.
 
 A `.keras` file is a zip of `config.json` (the model's configuration, with its
-`compile_config`), `metadata.json` and `model.weights.h5` (the weights in the per-layer `vars`
-layout of `torchk.saving.weights_h5`, the optimizer's variables too). `load` builds the model
+`compile_config`), `metadata.json`, `model.weights.h5` (the weights in the per-layer `vars`
+layout of `torchk.saving.weights_h5`, the optimizer's variables too) and `assets/` (the
+vocabularies of text layers, read as data by `torchk.saving.vocabulary`). `load` builds the model
 from the translated configuration (`keras.engine.saving.model_from_config`, which translates
 every dialect), sets its weights and compiles it from the `compile_config`, restoring the
 optimizer's state where it maps onto Keras 2.3.1's optimizer.
@@ -24,12 +25,13 @@ import zlib
 
 import h5py
 
-from . import dialects, weights_h5
+from . import dialects, vocabulary, weights_h5
 from .errors import CONFIGURATION, ModelFileError
 from .signatures import HDF5_SIGNATURE, ZIP_SIGNATURES, starts_with
 
 CONFIG_NAME = 'config.json'
 WEIGHTS_NAME = 'model.weights.h5'
+ASSETS_DIRECTORY = 'assets'
 
 # The largest configuration read (a model's configuration is kilobytes to a few megabytes).
 MAX_CONFIG_BYTES = 64 * 2 ** 20
@@ -66,12 +68,26 @@ def load(path, custom_objects=None, compile=True):
     with _open_zip(path) as archive:
         config = _read_config(archive, path)
         weights = _read_member(archive, WEIGHTS_NAME, path)
-    model = _build(config, custom_objects, path)
-    with _open_h5(io.BytesIO(weights), path) as root:
-        trainable = weights_h5.load_into(model, root, path, _class_names(config))
-        if compile:
-            _compile(model, config, root, trainable, custom_objects, path)
+        model = _build(config, custom_objects, path)
+        with _open_h5(io.BytesIO(weights), path) as root:
+            trainable = weights_h5.load_into(model, root, path, _class_names(config),
+                                             assets=_assets_reader(archive, path))
+            if compile:
+                _compile(model, config, root, trainable, custom_objects, path)
     return model
+
+
+def _assets_reader(archive, path):
+    """A function of a layer's group path returning its asset files in the zip
+    (`assets/<group>/<name>`) as `{name: lines}`, each read as vocabulary text."""
+    names = archive.namelist()
+
+    def assets(group):
+        prefix = '%s/%s/' % (ASSETS_DIRECTORY, group)
+        return {name[len(prefix):]: vocabulary.lines(_read_member(
+                    archive, name, path, limit=vocabulary.MAX_BYTES), path)
+                for name in names if name.startswith(prefix) and '/' not in name[len(prefix):]}
+    return assets
 
 
 def install(network):

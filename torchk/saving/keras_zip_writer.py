@@ -5,7 +5,9 @@ tf.keras' "saving v3" form (`module`, `class_name`, `config`, `registered_name`,
 `build_config`, and the top level's `compile_config`), `metadata.json` the Keras version and
 date, and `model.weights.h5` the weights in the per-layer `vars` layout of
 `torchk.saving.weights_h5` (group names, sublayers and the optimizer's slot order come from its
-tables), with the optimizer's variables in the order a tf.keras 2.11+ optimizer creates them.
+tables), with the optimizer's variables in the order a tf.keras 2.11+ optimizer creates them;
+the text and categorical layers' saved state goes where tf.keras writes it (their named
+variables, and `assets/<group>/vocabulary.txt`).
 
 Keras 2.3.1's layer configurations are mostly tf.keras': the writer renames what tf.keras
 names otherwise (`Model` -> `Functional`, the truncated 'normal' of `VarianceScaling` ->
@@ -23,7 +25,7 @@ import h5py
 import numpy as np
 
 from . import atomic_files, dialects, op_layer_nodes, weights_h5
-from .keras_zip import CONFIG_NAME, WEIGHTS_NAME
+from .keras_zip import ASSETS_DIRECTORY, CONFIG_NAME, WEIGHTS_NAME
 
 METADATA_NAME = 'metadata.json'
 
@@ -81,6 +83,8 @@ def save(model, filepath, include_optimizer=True, overwrite=True):
             archive.writestr(METADATA_NAME, json.dumps(metadata))
             archive.writestr(CONFIG_NAME, json.dumps(config, default=_json_value))
             archive.writestr(WEIGHTS_NAME, weights)
+            for name, data in asset_files(model).items():
+                archive.writestr(name, data)
 
 
 def saving_keras_zips(save_model):
@@ -391,6 +395,12 @@ def weights_file(model, include_optimizer=True):
         root.create_group('vars')
         for path, group in groups:
             _write_vars(root, path, [values[id(w)] for w in group])
+        for layer, path in _state_layers(model, ''):
+            variables = layer.save_own_variables()
+            for state_path in weights_h5.saved_state_paths(layer, path):
+                group = root.require_group(state_path + '/vars')
+                for name, value in variables.items():
+                    group.create_dataset(name, data=np.asarray(value))
         if include_optimizer:
             trainable = {id(w) for w in model.trainable_weights}
             ordered = [w for w in weights if id(w) in trainable]
@@ -404,6 +414,30 @@ def _write_vars(root, path, values):
         group.create_dataset(str(i), data=np.asarray(value))
 
 
+def asset_files(model):
+    """The `.keras` zip's asset files of the model's layers with saved state (their
+    vocabularies, `weights_h5`'s "saved state"): `{member name: bytes}`."""
+    files = {}
+    for layer, path in _state_layers(model, ''):
+        assets = layer.save_assets() if hasattr(layer, 'save_assets') else {}
+        for state_path in weights_h5.saved_state_paths(layer, path):
+            files.update(('%s/%s/%s' % (ASSETS_DIRECTORY, state_path, name), data)
+                         for name, data in assets.items())
+    return files
+
+
+def _state_layers(network, path):
+    """`(layer, group path)` of the layers with saved state, nested models' included."""
+    from keras.engine.network import Network
+    layers_path = (path + '/layers') if path else 'layers'
+    for layer, child in zip(network.layers,
+                            weights_h5._child_paths(layers_path, network.layers, {})):
+        if isinstance(layer, Network):
+            yield from _state_layers(layer, child)
+        elif hasattr(layer, 'save_own_variables'):
+            yield layer, child
+
+
 def _network_groups(network, path, groups):
     from keras.engine.network import Network
     layers_path = (path + '/layers') if path else 'layers'
@@ -411,7 +445,7 @@ def _network_groups(network, path, groups):
                             weights_h5._child_paths(layers_path, network.layers, {})):
         if isinstance(layer, Network):
             _network_groups(layer, child, groups)
-        elif layer.weights:
+        elif layer.weights and not hasattr(layer, 'save_own_variables'):
             groups.extend(_layer_groups(layer, child))
 
 

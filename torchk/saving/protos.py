@@ -2,8 +2,10 @@
 
 Only the messages and fields read are declared (field numbers as in TensorFlow's
 `saved_model.proto`, `meta_graph.proto`, `saved_object_graph.proto`,
-`trackable_object_graph.proto`, `tensor_bundle.proto`, `tensor_shape.proto` and Keras'
-`saved_metadata.proto`); the protobuf runtime skips every other field. Enumerations
+`trackable_object_graph.proto`, `tensor_bundle.proto`, `tensor_shape.proto`, `graph.proto`,
+`node_def.proto`, `attr_value.proto`, `tensor.proto` and Keras' `saved_metadata.proto`); the
+protobuf runtime skips every other field. The graph's messages are read for the constants a
+lookup table is initialized from (a text layer's vocabulary), never to run anything. Enumerations
 (`DataType`) are read as the integers they are on the wire. The descriptors live in a private
 pool, so they never clash with TensorFlow's own when both are imported.
 """
@@ -12,7 +14,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 _PACKAGE = 'torchk.saving.tf'
 _FIELD = descriptor_pb2.FieldDescriptorProto
 _TYPES = {'int32': _FIELD.TYPE_INT32, 'int64': _FIELD.TYPE_INT64, 'bool': _FIELD.TYPE_BOOL,
-          'string': _FIELD.TYPE_STRING, 'fixed32': _FIELD.TYPE_FIXED32}
+          'string': _FIELD.TYPE_STRING, 'fixed32': _FIELD.TYPE_FIXED32,
+          'bytes': _FIELD.TYPE_BYTES}
 
 # message name: [(field name, number, type or message name, repeated)]
 _MESSAGES = {
@@ -35,10 +38,25 @@ _MESSAGES = {
                         ('slot_variables', 3, 'SlotVariableReference', True)],
     'TrackableObjectGraph': [('nodes', 1, 'TrackableObject', True)],
     'SavedUserObject': [('identifier', 1, 'string', False), ('metadata', 3, 'string', False)],
+    'SavedFunction': [('concrete_functions', 1, 'string', True)],
+    'SavedBareConcreteFunction': [('concrete_function_name', 1, 'string', False)],
+    'SavedConstant': [('operation', 1, 'string', False)],
     'SavedObject': [('children', 1, 'ObjectReference', True),
-                    ('user_object', 4, 'SavedUserObject', False)],
+                    ('user_object', 4, 'SavedUserObject', False),
+                    ('function', 6, 'SavedFunction', False),
+                    ('bare_concrete_function', 8, 'SavedBareConcreteFunction', False),
+                    ('constant', 9, 'SavedConstant', False)],
     'SavedObjectGraph': [('nodes', 1, 'SavedObject', True)],
-    'MetaGraphDef': [('object_graph_def', 7, 'SavedObjectGraph', False)],
+    'TensorProto': [('dtype', 1, 'int32', False), ('tensor_shape', 2, 'TensorShapeProto', False),
+                    ('tensor_content', 4, 'bytes', False), ('int_val', 7, 'int32', True),
+                    ('string_val', 8, 'bytes', True), ('int64_val', 10, 'int64', True)],
+    'AttrValue': [('tensor', 8, 'TensorProto', False)],
+    'AttrEntry': [('key', 1, 'string', False), ('value', 2, 'AttrValue', False)],
+    'NodeDef': [('name', 1, 'string', False), ('op', 2, 'string', False),
+                ('attr', 5, 'AttrEntry', True)],
+    'GraphDef': [('node', 1, 'NodeDef', True)],
+    'MetaGraphDef': [('graph_def', 2, 'GraphDef', False),
+                     ('object_graph_def', 7, 'SavedObjectGraph', False)],
     'SavedModel': [('saved_model_schema_version', 1, 'int64', False),
                    ('meta_graphs', 2, 'MetaGraphDef', True)],
     'KerasSavedObject': [('node_id', 2, 'int32', False), ('node_path', 3, 'string', False),

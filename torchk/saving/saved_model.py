@@ -12,7 +12,13 @@ configurations applies), then follows the checkpoint's object graph from the roo
 layer, its `variables` list (tf.keras' weight order) and each variable's checkpoint key, and
 sets the weights layer by layer as Keras' HDF5 loader does. The optimizer's state is found the
 same way, from the root's `optimizer` node. The graph functions, signatures and assets are
-never read, let alone run.
+never run.
+
+The text and categorical layers keep their state outside Keras weights (`weights_h5`'s
+"saved state"): a lookup layer's vocabulary is the lookup table TensorFlow initializes from
+two constants of the graph (its keys and values, found through the object graph: the table's
+`_initialize` function and the constants it captures, read as data); its IDF weights and a
+`Discretization`'s summary are variables of the checkpoint.
 """
 import collections
 import json
@@ -20,13 +26,20 @@ import os
 import re
 import warnings
 
-from . import protos
+import numpy as np
+
+from . import protos, validation
 from .dialects import compile_arguments, restore_optimizer_state
 from .errors import ModelFileError
 from .tensor_bundle import TensorBundle
 
 _OBJECT_GRAPH_KEY = '_CHECKPOINTABLE_OBJECT_GRAPH'
 _VALUE_ATTRIBUTE = 'VARIABLE_VALUE'
+# The state variables of the text and categorical layers: their object's name in the graph,
+# and their name in the layer's `load_own_variables` store.
+_STATE_VARIABLES = {'idf_weights': 'idf_weights', 'summary': '0'}
+# TensorFlow's DataType numbers of the constants a lookup table is initialized from.
+_CONSTANT_DTYPES = {7: None, 9: '<i8', 3: '<i4'}
 
 
 def load(path, custom_objects=None, compile=True):
@@ -70,6 +83,7 @@ def load(path, custom_objects=None, compile=True):
     model = saving.model_from_config(root['model_config'], custom_objects=custom_objects)
     saved_weights = _layer_weights(model, graph, keras_nodes, root.get('keras_version'))
     K.batch_set_value([(weight, value) for weight, value, _ in saved_weights])
+    _load_layer_states(model, graph, keras_nodes, path)
     if compile and not training_config:
         warnings.warn('No training configuration found in save file: the model was *not* '
                       'compiled. Compile it manually.')
@@ -199,6 +213,19 @@ def _saved_layers(graph, keras_nodes):
     return layers
 
 
+def _named_variables(graph, layer, node_id, children):
+    """The variable nodes of a layer saved without a `variables` list (tf.keras' adapted
+    preprocessing layers: `Normalization` keeps `mean`, `variance` and `count` as the layer
+    object's own children): one child per Keras weight, by the weight's short name."""
+    names = [weight.name.split('/')[-1].split(':')[0] for weight in layer.weights]
+    missing = [name for name in names if name not in children]
+    if missing:
+        raise ModelFileError(graph.path, 'layer %r (node %d) has no variables list, nor '
+                             'children %s for its weights (its children: %s)' % (
+                                 layer.name, node_id, missing, sorted(children)))
+    return [children[name] for name in names]
+
+
 def _layer_weights(model, graph, keras_nodes, keras_version):
     """[(Keras weight, saved value, saved variable node id)] for every weight of the model,
     from the saved layer of the same name, its values in tf.keras' order converted as
@@ -209,18 +236,18 @@ def _layer_weights(model, graph, keras_nodes, keras_version):
     result = []
     loaded = set()
     for layer in model.layers:
-        if not layer.weights:
-            continue
+        if not layer.weights or hasattr(layer, 'load_own_variables'):
+            continue  # no weights, or saved state (_load_layer_states)
         if layer.name not in saved_layers:
             raise ModelFileError(graph.path, 'the model\'s layer %r has weights but the '
                                  'checkpoint has no layer of that name' % layer.name)
         node_id = saved_layers[layer.name]
         loaded.add(layer.name)
         children = graph.children(node_id)
-        if 'variables' not in children:
-            raise ModelFileError(graph.path, 'layer %r (node %d) has no variables list' % (
-                layer.name, node_id))
-        variable_nodes = graph.items(children['variables'])
+        if 'variables' in children:
+            variable_nodes = graph.items(children['variables'])
+        else:
+            variable_nodes = _named_variables(graph, layer, node_id, children)
         variables = [graph.variable(v) for v in variable_nodes]
         values = [graph.bundle.read(key) for key, _ in variables]
         values = preprocess_weights_for_loading(layer, values, keras_version, 'tensorflow')
@@ -238,9 +265,10 @@ def _layer_weights(model, graph, keras_nodes, keras_version):
                                          value.shape))
             source = variable_nodes[i] if same_count else None
             result.append((weight, value, source))
+    stateful = {layer.name for layer in model.layers if hasattr(layer, 'load_own_variables')}
     for name, node_id in saved_layers.items():
         variables = graph.children(node_id).get('variables')
-        if name not in loaded and variables is not None and graph.items(variables):
+        if name not in loaded | stateful and variables is not None and graph.items(variables):
             raise ModelFileError(graph.path, 'the checkpoint has weights for a layer %r, which '
                                  'the model does not have' % name)
     return result
@@ -310,3 +338,103 @@ def _without_cond_scope(full_name):
     """A variable's name without the `cond/` or `cond_<n>/` scope of the `tf.cond` in which
     a LossScaleOptimizer had its inner optimizer create it."""
     return re.sub(r'^cond(_\d+)?/', '', full_name)
+
+
+def _load_layer_states(model, graph, keras_nodes, path):
+    """Sets the saved state (vocabulary, IDF weights, summary) of the model's text and
+    categorical layers (see the module docstring)."""
+    layers = [layer for layer in model.layers if hasattr(layer, 'load_own_variables')]
+    if not layers:
+        return
+    saved_layers = _saved_layers(graph, keras_nodes)
+    objects = None
+    for layer in layers:
+        if layer.name not in saved_layers:
+            raise ModelFileError(graph.path, 'the checkpoint has no layer %r, whose state (%s) '
+                                 'the model needs' % (layer.name, type(layer).__name__))
+        node = saved_layers[layer.name]
+        children = graph.children(node)
+        nodes = [node] + [children[name] for name in getattr(layer, 'saved_sublayers', ())
+                          if name in children]
+        store = {}
+        for state_node in nodes:
+            state_children = graph.children(state_node)
+            if 'lookup_table' in state_children and hasattr(layer, 'load_table'):
+                objects = objects or _SavedObjects(path)
+                layer.load_table(*objects.table(state_children['lookup_table'], layer.name))
+            for child, key in _STATE_VARIABLES.items():
+                if child in state_children and key not in store:
+                    store[key] = graph.bundle.read(graph.variable(state_children[child])[0])
+        layer.load_own_variables(store)
+
+
+class _SavedObjects(object):
+    """The object graph and graph constants of `saved_model.pb`, for the lookup tables."""
+
+    def __init__(self, path):
+        self.path = os.path.join(path, 'saved_model.pb')
+        saved_model = _parse(protos.SavedModel, self.path)
+        if len(saved_model.meta_graphs) != 1:
+            raise ModelFileError(self.path, 'a Keras SavedModel has one meta graph, this one %d'
+                                 % len(saved_model.meta_graphs))
+        meta_graph = saved_model.meta_graphs[0]
+        self.nodes = meta_graph.object_graph_def.nodes
+        self.constants = {node.name: node for node in meta_graph.graph_def.node
+                          if node.op == 'Const'}
+
+    def _children(self, node_id, what):
+        if not 0 <= node_id < len(self.nodes):
+            raise ModelFileError(self.path, '%s refers to object %d, which the object graph '
+                                 'lacks' % (what, node_id))
+        return {child.local_name: child.node_id for child in self.nodes[node_id].children}
+
+    def table(self, node_id, layer_name):
+        """(keys, values) of the lookup table `node_id`: the two constants its initializer
+        captures (`capture_1`, `capture_2`), as numpy arrays.
+
+        # Raises
+            ModelFileError: if the table is initialized otherwise (from a vocabulary file).
+        """
+        what = 'the lookup table of layer %r' % layer_name
+        initialize = self._children(node_id, what).get('_initialize')
+        trace = None if initialize is None else self._children(initialize, what).get('trace_0')
+        if trace is None:
+            raise ModelFileError(self.path, '%s has no initializer function' % what)
+        captures = self._children(trace, what)
+        operations = [self.nodes[captures[name]].constant.operation
+                      for name in ('capture_1', 'capture_2') if name in captures
+                      and 0 <= captures[name] < len(self.nodes)]
+        if len(captures) != 2 or len(operations) != 2 or not all(
+                op in self.constants for op in operations):
+            raise ModelFileError(self.path, '%s is not initialized from two constants (its '
+                                 'keys and values) but from %s; torchk does not read '
+                                 'vocabulary files of SavedModels' % (what, sorted(captures)))
+        return tuple(self._constant(op, what) for op in operations)
+
+    def _constant(self, name, what):
+        attributes = {entry.key: entry.value for entry in self.constants[name].attr}
+        tensor = attributes['value'].tensor if 'value' in attributes else None
+        if tensor is None or tensor.dtype not in _CONSTANT_DTYPES:
+            raise ModelFileError(self.path, '%s: the constant %r is not text or integers'
+                                 % (what, name))
+        count = 1
+        for dim in tensor.tensor_shape.dim:
+            count *= max(int(dim.size), 0)
+        dtype = _CONSTANT_DTYPES[tensor.dtype]
+        if dtype is None:
+            values = list(tensor.string_val)
+            validation.charge(sum(map(len, values)) + 64 * len(values),
+                              '%s (%d strings)' % (what, len(values)))
+            value = np.empty(len(values), dtype=object)
+            value[:] = values
+        elif tensor.tensor_content:
+            value = np.frombuffer(tensor.tensor_content, dtype=dtype).astype(np.int64)
+        else:
+            value = np.asarray(tensor.int64_val if tensor.dtype == 9 else tensor.int_val,
+                               dtype=np.int64)
+        if len(value) == 1 and count > 1:  # TensorFlow stores a constant of one value once
+            value = np.repeat(value, count)
+        if len(value) != count:
+            raise ModelFileError(self.path, '%s: the constant %r holds %d values for a shape of '
+                                 '%d' % (what, name, len(value), count))
+        return value

@@ -10,12 +10,23 @@ snake case, numbered among the layers of its model (`dense`, `dense_1`, ...).
 `load_into(model, root, source)` sets a Keras 2.3.1 model's weights from such a group, through
 Keras' own `preprocess_weights_for_loading`; `optimizer_weights(...)` names the optimizer's
 variables as tf.keras' HDF5 files do, for `dialects.restore_optimizer_state`.
+
+Saved state: the text and categorical layers (`torchk.layers.text`, `.categorical`) keep what
+`adapt` computes outside Keras weights, as tf.keras' do: variables named in their group
+(`vars/idf_weights`, a `Discretization`'s summary `vars/0`) and asset files (the `.keras`
+zip's `assets/<group>/vocabulary.txt`). Such a layer has `save_own_variables()` and
+`save_assets()` (`{name: array}`, `{name: bytes}`), `load_own_variables(store)` and
+`load_assets({name: lines})`, and may list in `saved_sublayers` the attributes under which
+tf.keras writes the same state again (`TextVectorization._lookup_layer`); its Keras weights
+(the IDF weights) are part of that state, not read as numbered `vars`. Their variables are
+read with `vocabulary.MAX_BYTES` as the size limit and charged to the load's memory budget.
 """
 import re
 
 import h5py
 import numpy as np
 
+from . import validation, vocabulary
 from .errors import ModelFileError
 
 # tf.keras' class names of the layers that Keras 2.3.1 names otherwise (the file's group
@@ -67,8 +78,8 @@ def snake_case(class_name):
     return name if not name.startswith('_') else 'private' + name
 
 
-def load_into(model, root, source, class_names=None):
-    """Sets a model's weights from a `vars` layout group.
+def load_into(model, root, source, class_names=None, assets=None):
+    """Sets a model's weights (and its layers' saved state) from a `vars` layout group.
 
     # Arguments
         model: a Keras 2.3.1 model, built.
@@ -76,6 +87,8 @@ def load_into(model, root, source, class_names=None):
         source: the file's path, for errors.
         class_names: tf.keras' class name of each layer, by layer name, where the file came
             with its configuration; else the Keras class names are used (`TF_CLASS_NAMES`).
+        assets: a function of a layer's group path returning its asset files
+            (`{name: lines}`), where the file has assets (a `.keras` zip).
 
     # Returns
         The model's trainable weights in the order of tf.keras' `model.trainable_variables`
@@ -87,7 +100,7 @@ def load_into(model, root, source, class_names=None):
     """
     reader = _Reader(root, source, _largest_size(model.weights))
     pairs = []
-    _load_network(model, '', reader, class_names or {}, pairs)
+    _load_network(model, '', reader, class_names or {}, pairs, assets)
     from keras import backend as K
     K.batch_set_value(pairs)
     trainable = {id(w) for w in model.trainable_weights}
@@ -159,6 +172,25 @@ class _Reader(object):
             raise ModelFileError(self.source, 'its group %r is damaged (%s: %s)'
                                  % (path, type(e).__name__, e)) from e
 
+    def named_variables(self, path, owner):
+        """`{name: array}` of `<path>/vars` (a layer's saved state); {} where there is none."""
+        vars_path = path + '/vars'
+        if not self.has(vars_path):
+            return {}
+        try:
+            group = self.root[vars_path]
+            keys = [str(key) for key in group.keys()]
+        except H5_ERRORS as e:
+            raise ModelFileError(self.source, 'the variables of %s (%s) cannot be listed (%s: '
+                                 '%s)' % (owner, vars_path, type(e).__name__, e)) from e
+        values = {}
+        for key in keys:
+            values[key] = self._read(group, '%s/%s' % (vars_path, key), key, owner,
+                                     vocabulary.MAX_BYTES)
+            validation.charge(values[key].nbytes, 'the variable %s/%s of %s'
+                              % (vars_path, key, owner))
+        return values
+
     def variables(self, path, owner):
         """The arrays of `<path>/vars`, in their order; [] where the group has none."""
         vars_path = (path + '/vars') if path else 'vars'
@@ -176,17 +208,19 @@ class _Reader(object):
         return [self._read(group, '%s/%d' % (vars_path, i), str(i), owner)
                 for i in range(len(keys))]
 
-    def _read(self, group, path, key, owner):
+    def _read(self, group, path, key, owner, limit=None):
         try:
             dataset = group[key]
             if not isinstance(dataset, h5py.Dataset) or dataset.dtype.kind not in 'fiub':
                 raise ModelFileError(self.source, 'the variable %s of %s is not an array of '
                                      'numbers' % (path, owner))
             size = int(np.prod(dataset.shape, dtype=np.int64)) * dataset.dtype.itemsize
-            if size > self.largest:
+            if size > (limit or self.largest):
                 raise ModelFileError(self.source, 'the variable %s of %s declares the shape %s '
-                                     '(%d bytes), larger than any weight of the model'
-                                     % (path, owner, dataset.shape, size))
+                                     '(%d bytes), larger than %s'
+                                     % (path, owner, dataset.shape, size,
+                                        '%d bytes' % limit if limit else
+                                        'any weight of the model'))
             value = np.asarray(dataset)
         except ModelFileError:
             raise
@@ -216,15 +250,32 @@ def _child_paths(path, layers, class_names):
     return paths
 
 
-def _load_network(network, path, reader, class_names, pairs):
+def _load_network(network, path, reader, class_names, pairs, assets):
     from keras.engine.network import Network
     layers_path = (path + '/layers') if path else 'layers'
     for layer, child in zip(network.layers,
                             _child_paths(layers_path, network.layers, class_names)):
         if isinstance(layer, Network):
-            _load_network(layer, child, reader, class_names, pairs)
+            _load_network(layer, child, reader, class_names, pairs, assets)
+        elif hasattr(layer, 'load_own_variables'):
+            _load_state(layer, child, reader, assets)
         elif layer.weights:
             _load_layer(layer, child, reader, pairs)
+
+
+def saved_state_paths(layer, path):
+    """The groups under which a layer with saved state has it: its own, and its
+    `saved_sublayers`' (tf.keras writes the same state there)."""
+    return [path] + ['%s/%s' % (path, name) for name in getattr(layer, 'saved_sublayers', ())]
+
+
+def _load_state(layer, path, reader, assets):
+    """A layer's saved state (see the module docstring): its assets first, which set its
+    vocabulary, then its variables (the IDF weights of that vocabulary)."""
+    owner = 'layer %r (%s)' % (layer.name, type(layer).__name__)
+    if assets is not None and hasattr(layer, 'load_assets'):
+        layer.load_assets(assets(path))
+    layer.load_own_variables(reader.named_variables(path, owner))
 
 
 def _load_layer(layer, path, reader, pairs):

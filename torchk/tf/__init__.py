@@ -4,7 +4,8 @@
 installs `install_import_hook`) gives eager ops on torch tensors, on torchk's device: the
 ops of `op_table` (the one table of TF ops, also read by `torchk.layers.TFOpLambda`),
 tensors and variables, `GradientTape` over torch autograd, `function`, `data.Dataset`,
-dtypes, devices and `tf.keras` (the `torchk.keras` facade, imported when first used).
+`strings` (text stays on the host: `torchk.strings.StringTensor`), dtypes, devices and
+`tf.keras` (the `torchk.keras` facade, imported when first used).
 Results are plain `torch.Tensor`s; importing this package makes `Tensor.numpy()` work for
 tensors that require gradients or live on a GPU (`tensors.install_numpy`).
 
@@ -15,13 +16,19 @@ import os
 
 import torch
 
-from . import data, image, linalg, math, nn, random
-from .creation import constant, eye, fill, linspace, ones, range, zeros
+from . import data, image, linalg, math, nn, random, strings, summary
+from .control_flow import map_fn
+from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
-                     float16, float32, float64, half, int8, int16, int32, int64, uint8)
+                     float16, float32, float64, half, int8, int16, int32, int64, string, uint8)
+from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
-from .namespaces import Namespace, module_getattr, ops_under
+from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
+                           random_uniform_initializer, zeros_initializer)
+from .module import Module
+from .namespaces import Namespace, ops_under
+from .namespaces import missing as _missing, missing_name as _missing_name
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
                       is_tensor, test, tf_print as print)
 from .structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
@@ -45,15 +52,15 @@ nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structur
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
-    'data', 'image', 'linalg', 'math', 'nn', 'random', 'constant', 'eye', 'fill', 'linspace',
-    'ones', 'range', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
+    'data', 'image', 'linalg', 'math', 'nn', 'random', 'strings', 'summary', 'constant', 'eye',
+    'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
-    'int16', 'int32', 'int64', 'uint8', 'install_import_hook', 'TensorShape', 'config',
-    'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test', 'print',
-    'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function', 'Variable',
-    'newaxis', 'Tensor', 'nest', 'version'})
-
-_missing = module_getattr('tf')
+    'int16', 'int32', 'int64', 'string', 'uint8', 'install_import_hook', 'TensorShape',
+    'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
+    'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
+    'Module', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
+    'constant_initializer', 'ones_initializer', 'random_normal_initializer',
+    'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 
 
 def __getattr__(name):
@@ -61,8 +68,10 @@ def __getattr__(name):
         keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
-    if name == 'string':
-        raise AttributeError('tf.string: torchk does not provide it: torch tensors hold '
-                             'numbers and booleans, not strings; keep text in Python or numpy '
-                             'and turn it into numbers before making tensors.')
-    return _missing(name)
+    if name == 'distribute':
+        # Imported when first used: it imports Keras (through torchk.distributed).
+        import importlib
+        return importlib.import_module(__name__ + '.distribute')
+    if name.startswith('__'):
+        raise AttributeError(name)
+    raise _missing_name(_missing('tf.' + name))

@@ -11,6 +11,7 @@ import torch
 from .. import config
 from .. import graph
 from .. import random_ops
+from .. import strings
 from . import dtypes
 from .tensors import convert_to_tensor
 
@@ -34,10 +35,16 @@ def constant(value, dtype=None, shape=None, name=None):
         dtype: optional dtype.
         shape: optional shape: a scalar `value` is broadcast to it, others reshaped.
 
-    # Raises
-        TypeError: for strings (torch has no string tensors).
+    # Returns
+        A tensor, or a `StringTensor` for text.
     """
     tensor = convert_to_tensor(value, dtype)
+    if isinstance(tensor, strings.StringTensor):
+        text = tensor.numpy() if tensor.ndim else np.asarray(tensor)
+        if shape is not None:
+            shape = shape_tuple(shape)
+            text = np.broadcast_to(text, shape) if text.size == 1 else text.reshape(shape)
+        return strings.StringTensor(np.array(text))
     if isinstance(value, torch.Tensor):
         tensor = tensor.detach().clone()
     if shape is not None:
@@ -135,6 +142,20 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
     sample = torch.empty(shape_tuple(shape), dtype=_float(dtype), device=config.device())
     return torch.nn.init.trunc_normal_(sample, mean, stddev, mean - 2 * stddev,
                                        mean + 2 * stddev)
+
+
+def random_gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
+    """Gamma-distributed values (`tf.random.gamma`): shape `shape + broadcast(alpha,
+    beta).shape`, concentration `alpha` and rate `beta` (default 1)."""
+    dtype = _float(dtype)
+    alpha = convert_to_tensor(alpha, dtype=dtype)
+    beta = torch.ones_like(alpha) if beta is None else convert_to_tensor(beta, dtype=dtype)
+    alpha, beta = torch.broadcast_tensors(alpha, beta)
+    sample_shape = shape_tuple(shape) + tuple(alpha.shape)
+    # torch samples in float32 or float64 only.
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    draw = torch._standard_gamma(alpha.to(work).expand(sample_shape).contiguous())
+    return (draw / beta.to(work)).to(dtype)
 
 
 def random_shuffle(value, seed=None, name=None):

@@ -6,15 +6,19 @@ iterates its source lazily, in Python, as TF's eager iteration does.
 
 Datasets made by `from_tensor_slices` keep their tensors whole: `shuffle`, `take` and
 `skip` applied directly to them reorder indices only, and `batch` then gathers each batch
-with one indexing per tensor instead of stacking elements one by one.
+with one indexing per tensor instead of stacking elements one by one (unshuffled, each
+batch is a view of the tensors: no copy at all).
 
-Strings have no torch tensor: string leaves stay numpy arrays.
+Text has no torch tensor: string leaves are string tensors (`torchk.strings.StringTensor`,
+numpy `bytes` on the host); `map`, `batch`, `shuffle`, `cache`, `prefetch`, `unbatch` carry
+them as they carry tensors.
 """
 import itertools
 
 import numpy as np
 import torch
 
+from .. import strings
 from . import dtypes
 from . import structure
 from .namespaces import Namespace, module_getattr
@@ -54,11 +58,7 @@ class TensorSpec:
 
 
 def _leaf(value, dtype=None):
-    """A dataset leaf: a torch tensor, or a numpy array for strings."""
-    if isinstance(value, (str, bytes)) or (
-            isinstance(value, (np.ndarray, np.generic, list)) and dtype is None
-            and np.asarray(value).dtype.kind in 'USO'):
-        return np.asarray(value)
+    """A dataset leaf: a torch tensor, or a string tensor for text."""
     return convert_to_tensor(value, dtype=dtype)
 
 
@@ -79,8 +79,8 @@ def _length(leaf):
 
 
 def _stack(leaves):
-    if isinstance(leaves[0], np.ndarray):
-        return np.stack(leaves)
+    if isinstance(leaves[0], strings.StringTensor):
+        return strings.StringTensor(np.stack([leaf.numpy() for leaf in leaves]))
     shapes = {tuple(leaf.shape) for leaf in leaves}
     if len(shapes) > 1:
         raise ValueError('Dataset.batch: cannot batch elements of different shapes %s; use '
@@ -102,6 +102,12 @@ def _pad_stack(leaves, padded_shape, padding_value):
                                      '%d, more than padded_shapes allows (%d).'
                                      % (target[axis], axis, size))
                 target[axis] = int(size)
+    if isinstance(leaves[0], strings.StringTensor):
+        fill = strings.as_bytes(b'' if padding_value is None else padding_value).item()
+        out = np.full([len(leaves)] + target, fill, dtype=object)
+        for i, leaf in enumerate(leaves):
+            out[(i,) + tuple(slice(0, n) for n in leaf.shape)] = leaf.numpy()
+        return strings.StringTensor(out)
     value = 0 if padding_value is None else padding_value
     out = torch.full([len(leaves)] + target, value, dtype=leaves[0].dtype,
                      device=leaves[0].device)
@@ -111,10 +117,6 @@ def _pad_stack(leaves, padded_shape, padding_value):
 
 
 def _spec_of(leaf):
-    if isinstance(leaf, np.ndarray):
-        spec = TensorSpec(leaf.shape)
-        spec.dtype = leaf.dtype
-        return spec
     return TensorSpec(tuple(leaf.shape), dtypes.as_dtype(leaf.dtype))
 
 
@@ -130,8 +132,8 @@ class Dataset:
 
     Build one with `from_tensor_slices`, `from_tensors`, `from_generator`, `range` or `zip`,
     transform it (`map`, `filter`, `shuffle`, `batch`, `padded_batch`, `repeat`, `take`,
-    `skip`, `cache`, `unbatch`, `enumerate`, `concatenate`, `prefetch`), and iterate it with
-    `for`: elements are torch tensors in tuples and dicts.
+    `skip`, `shard`, `cache`, `unbatch`, `enumerate`, `concatenate`, `prefetch`), and iterate
+    it with `for`: elements are torch tensors in tuples and dicts.
     """
 
     def __init__(self, iterate, cardinality=UNKNOWN_CARDINALITY, batch_size=0):
@@ -329,6 +331,22 @@ class Dataset:
                        else self._cardinality)
         return Dataset(lambda: itertools.islice(iter(self), count, None), cardinality)
 
+    def shard(self, num_shards, index, name=None):
+        """Every `num_shards`-th element from the `index`-th (an input pipeline's share, e.g.
+        `InputContext.input_pipeline_id` of `num_input_pipelines`).
+
+        # Raises
+            ValueError: unless `0 <= index < num_shards`.
+        """
+        num_shards, index = _positive(num_shards, 'num_shards'), int(index)
+        if not 0 <= index < num_shards:
+            raise ValueError('Dataset.shard: index must be in [0, num_shards=%d); got %d.'
+                             % (num_shards, index))
+        cardinality = (len(range(index, self._cardinality, num_shards))
+                       if self._cardinality >= 0 else self._cardinality)
+        return Dataset(lambda: itertools.islice(iter(self), index, None, num_shards),
+                       cardinality)
+
     def cache(self, filename='', name=None):
         """Keeps the elements in memory after the first full iteration (`filename` must be
         empty: torchk caches in memory only)."""
@@ -420,7 +438,7 @@ class _Slices(Dataset):
         # index_select, not `leaf[index]`: torch's advanced indexing is ~1000x slower here.
         index = torch.as_tensor(indices)
         return structure.pack_as(self._element, [
-            leaf[indices] if isinstance(leaf, np.ndarray)
+            leaf[indices] if isinstance(leaf, strings.StringTensor)
             else torch.index_select(leaf, 0, index.to(leaf.device)) for leaf in self._leaves])
 
     def _elements(self):
@@ -453,10 +471,23 @@ class _Slices(Dataset):
         def iterate():
             indices = self._indices()
             stop = len(indices) - len(indices) % size if drop_remainder else len(indices)
+            if self._seeds is None and _is_run(indices):
+                # In order: each batch is a view of the tensors, no copy.
+                first = int(indices[0]) if len(indices) else 0
+                for start in range(first, first + stop, size):
+                    yield structure.pack_as(self._element, [
+                        leaf[start:min(start + size, first + stop)] for leaf in self._leaves])
+                return
             for start in range(0, stop, size):
                 yield self._gather(indices[start:start + size])
         return Dataset(iterate, _batched_cardinality(len(self._order), size, drop_remainder),
                        size if drop_remainder else None)
+
+
+def _is_run(indices):
+    """True if `indices` (an int array) counts up by one."""
+    return len(indices) < 2 or (int(indices[-1]) - int(indices[0]) == len(indices) - 1
+                                and bool((np.diff(indices) == 1).all()))
 
 
 def _map_result(value):
@@ -466,8 +497,9 @@ def _map_result(value):
 
 
 def _to_numpy(leaf):
-    if isinstance(leaf, torch.Tensor):
-        return leaf.detach().cpu().numpy()
+    if isinstance(leaf, (torch.Tensor, strings.StringTensor)):
+        return leaf.numpy() if isinstance(leaf, strings.StringTensor) else (
+            leaf.detach().cpu().numpy())
     return leaf
 
 

@@ -5,6 +5,9 @@ that takes a dtype name takes it as it is; it also compares equal to the matchin
 torch dtypes (`tf.float32 == torch.float32`), and carries TF's attributes (`name`,
 `as_numpy_dtype`, `is_floating`, `min`, `max`, ...). Its repr is the string's (`'float32'`):
 torchk's program generator writes op arguments by their repr.
+
+`tf.string` is the dtype of text, which stays on the host (`torchk.strings.StringTensor`);
+it has no torch dtype.
 """
 import numpy as np
 import torch
@@ -24,24 +27,37 @@ class DType(str):
 
     @property
     def as_numpy_dtype(self):
+        if self.is_string:
+            return np.object_
         return np.dtype(str(self)).type if self != 'bfloat16' else np.float32
 
     @property
     def torch_dtype(self):
-        """The matching `torch.dtype`."""
+        """The matching `torch.dtype`.
+
+        # Raises
+            TypeError: for `tf.string` (torch has no string tensors).
+        """
+        if self.is_string:
+            raise TypeError('tf.string has no torch dtype: text stays on the host as string '
+                            'tensors (torchk.strings.StringTensor).')
         return torchk_dtypes.to_torch(str(self))
 
     @property
+    def is_string(self):
+        return str.__eq__(self, 'string')
+
+    @property
     def is_floating(self):
-        return self.torch_dtype.is_floating_point
+        return not self.is_string and self.torch_dtype.is_floating_point
 
     @property
     def is_complex(self):
-        return self.torch_dtype.is_complex
+        return not self.is_string and self.torch_dtype.is_complex
 
     @property
     def is_integer(self):
-        return self not in ('bool',) and not (self.is_floating or self.is_complex)
+        return self not in ('bool', 'string') and not (self.is_floating or self.is_complex)
 
     @property
     def is_bool(self):
@@ -95,38 +111,47 @@ class DType(str):
         return (as_dtype, (str(self),))
 
 
-_DTYPES = {name: DType(name) for name in _NAMES}
+_DTYPES = {name: DType(name) for name in _NAMES + ('string',)}
 float16, bfloat16, float32, float64 = (_DTYPES[n] for n in ('float16', 'bfloat16', 'float32',
                                                               'float64'))
 int8, int16, int32, int64, uint8 = (_DTYPES[n] for n in ('int8', 'int16', 'int32', 'int64',
                                                           'uint8'))
 bool = _DTYPES['bool']  # noqa: A001  (TF's name)
+string = _DTYPES['string']
 complex64, complex128 = _DTYPES['complex64'], _DTYPES['complex128']
 half, double = float16, float64
 
 
+# TensorFlow's `DataType` enum values (types.proto), which `tf.as_dtype` also takes.
+_ENUMS = {1: 'float32', 2: 'float64', 3: 'int32', 4: 'uint8', 5: 'int16', 6: 'int8',
+          7: 'string', 8: 'complex64', 9: 'int64', 10: 'bool', 14: 'bfloat16',
+          18: 'complex128', 19: 'float16'}
+
+
 def as_dtype(value):
-    """The `DType` for a dtype name, a numpy or torch dtype, a Python type or a `DType`.
+    """The `DType` for a dtype name, a numpy or torch dtype, a Python type, a `DType` or
+    TensorFlow's number for it (`DataType` enum).
+
+    `'string'`, `str`, `bytes` and numpy's string and object dtypes are `tf.string`.
 
     # Raises
-        TypeError: for `tf.string` or anything else naming no dtype torchk supports (torch
-            tensors hold numbers and booleans only).
+        TypeError: for anything naming no dtype torchk supports.
     """
     if isinstance(value, DType):
         return value
-    if value in ('string', np.str_, np.bytes_, str, bytes, np.object_):
-        raise TypeError('dtype %r: torchk has no string tensors (torch tensors hold numbers '
-                        'and booleans); keep text in Python or numpy and convert it to numbers '
-                        'before making tensors.' % (value,))
+    if torchk_dtypes.is_string(value):
+        return string
     if value is float:
         return float32
     if value is int:
         return int32
+    if type(value) is int and value in _ENUMS:  # TF's DataType numbers: tf.zeros(1, 1)
+        return _DTYPES[_ENUMS[value]]
     try:
         return _DTYPES[torchk_dtypes.name(value)]
     except (TypeError, KeyError) as error:
-        raise TypeError('Cannot convert %r to a dtype; expected one of %s, a numpy or torch '
-                        'dtype.' % (value, ', '.join(_NAMES))) from error
+        raise TypeError('Cannot convert %r to a dtype; expected one of %s, string, a numpy or '
+                        'torch dtype.' % (value, ', '.join(_NAMES))) from error
 
 
 def torch_dtype(value):

@@ -6,8 +6,9 @@ Installed (`install_import_hook`), a `sys.meta_path` finder answers, before any 
   and `torchk.keras.X`, the tf.keras facade.
 The module object is torchk's own (`import tensorflow as tf; tf is torchk.tf`). A name torchk
 does not provide raises `ModuleNotFoundError` naming it and pointing at docs/TF_SUBSET.md.
-Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk, and
-tells TensorBoard that TF is absent. Other libraries that probe for TensorFlow by importing
+Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk,
+tells TensorBoard that TF is absent, and makes numpy's functions take torch tensors as they
+take TF's eager tensors (`numpy_interop`). Other libraries that probe for TensorFlow by importing
 it get torchk.tf.
 """
 import importlib
@@ -17,7 +18,8 @@ import os
 import sys
 import types
 
-from .namespaces import DOCUMENT
+from . import numpy_interop
+from .namespaces import DOCUMENT, Namespace
 
 _TENSORBOARD_NO_TF = 'tensorboard.compat.notf'
 _PREFIXES = (('tensorflow.keras', 'torchk.keras'), ('tf_keras', 'torchk.keras'),
@@ -41,7 +43,8 @@ def import_served(fullname, target):
     try:
         return importlib.import_module(target)
     except ModuleNotFoundError as error:
-        if error.name != target:
+        if error.name is None or not (target == error.name
+                                      or target.startswith(error.name + '.')):
             raise
         parent, _, attribute = target.rpartition('.')
         namespace = getattr(sys.modules.get(parent), attribute, None)
@@ -53,6 +56,17 @@ def import_served(fullname, target):
             % (fullname, target, DOCUMENT), name=fullname) from error
 
 
+def _register_namespaces(fullname, module):
+    """Puts the `Namespace`s held by `module` (served as `fullname`) into sys.modules under
+    their served names, so that `import tensorflow.experimental.numpy` finds a namespace
+    inside a namespace (which is no package the import system could search)."""
+    for name, value in list(vars(module).items()):
+        if isinstance(value, Namespace) and not name.startswith('_'):
+            served = '%s.%s' % (fullname, name)
+            if sys.modules.setdefault(served, value) is value:
+                _register_namespaces(served, value)
+
+
 class _AliasLoader(importlib.abc.Loader):
     """Loads a name by importing the torchk module that serves it."""
 
@@ -61,7 +75,9 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        return import_served(self.fullname, self.target)
+        module = import_served(self.fullname, self.target)
+        _register_namespaces(self.fullname, module)
+        return module
 
     def exec_module(self, module):
         """Nothing to run: the torchk module ran when imported."""
@@ -100,6 +116,7 @@ def install_import_hook():
     # TensorBoard (which torch's SummaryWriter uses) takes `import tensorflow` to mean the
     # real TF unless `tensorboard.compat.notf` imports: that module makes it use its stub.
     sys.modules.setdefault(_TENSORBOARD_NO_TF, types.ModuleType(_TENSORBOARD_NO_TF))
+    numpy_interop.install()
     for finder in sys.meta_path:
         if isinstance(finder, TorchkFinder):
             return finder
@@ -109,5 +126,7 @@ def install_import_hook():
 
 
 def uninstall_import_hook():
-    """Removes the finder (modules already imported stay in `sys.modules`)."""
+    """Removes the finder (modules already imported stay in `sys.modules`) and numpy's
+    functions on torch tensors."""
+    numpy_interop.uninstall()
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, TorchkFinder)]

@@ -3,7 +3,10 @@
 Every `tf.*` namespace (`tf`, `tf.math`, `tf.nn`, ...) is a module whose `__getattr__`
 raises an `AttributeError` naming the missing `tf.X`, saying torchk does not provide it and
 pointing at docs/TF_SUBSET.md, the list of what it provides (made by `subset_document`).
+`from tensorflow.math import X` raises an `ImportError` with the same message
+(`missing_name`), not Python's bare "cannot import name".
 """
+import dis
 import inspect
 import sys
 import textwrap
@@ -13,6 +16,8 @@ import torch
 
 from .. import graph
 from . import op_table
+from . import text_ops
+from . import tracing
 from .tensors import eager
 
 DOCUMENT = 'docs/TF_SUBSET.md'
@@ -29,12 +34,40 @@ def missing(path):
         % (path, DOCUMENT))
 
 
+_IMPORT_FROM = dis.opmap['IMPORT_FROM']
+
+
+def _importing_from(frame):
+    """Whether `frame` is running `from module import name` (CPython's IMPORT_FROM)."""
+    if frame is None:
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _IMPORT_FROM
+
+
+def missing_name(error, depth=1):
+    """`error` (the AttributeError of a missing name), or, when the code asking for the name
+    is a `from ... import` statement, an `ImportError` with its message.
+
+    Python turns an AttributeError of a module's `__getattr__` into its own "cannot import
+    name" message, losing ours; an ImportError passes through.
+
+    # Arguments
+        error: the AttributeError that `getattr` raises.
+        depth: how many frames above the caller of `missing_name` the `__getattr__`'s caller
+            is (1: the caller of `missing_name` is the `__getattr__`).
+    """
+    if _importing_from(sys._getframe(depth + 1)):
+        return ImportError(str(error))
+    return error
+
+
 def module_getattr(path):
     """A module-level `__getattr__` for the namespace `path` (`'tf.math'`)."""
     def __getattr__(name):
         if name.startswith('__'):
             raise AttributeError(name)
-        raise missing('%s.%s' % (path, name))
+        raise missing_name(missing('%s.%s' % (path, name)))
     return __getattr__
 
 
@@ -54,7 +87,7 @@ class Namespace(types.ModuleType):
     def __getattr__(self, name):
         if name.startswith('__'):
             raise AttributeError(name)
-        raise missing('%s.%s' % (self._tf_path, name))
+        raise missing_name(missing('%s.%s' % (self._tf_path, name)))
 
 
 def _tensor_argument(value, takes_list):
@@ -69,7 +102,8 @@ def tf_op(key, path):
     """The public `tf.*` function of the table's op `key`, exported at `path`.
 
     It takes TF's arguments (and `name`, ignored), converts its first argument (arrays,
-    lists, numbers) to a tensor, and computes torchk variables eagerly (`tensors.eager`).
+    lists, numbers) to a tensor, and computes torchk variables eagerly (`tensors.eager`);
+    the shape ops take string tensors too (`text_ops`).
     """
     function = op_table.OPS[key]
     parameters = list(inspect.signature(function).parameters)
@@ -78,7 +112,19 @@ def tf_op(key, path):
     converts = key not in _NOT_TENSOR_FIRST
 
     def op(*args, name=None, **kwargs):
+        text_result = text_ops.host_op(key, args, kwargs)
+        if text_result is not NotImplemented:
+            return text_result
+        if args and converts and not takes_list and text_ops.is_text(args[0]):
+            raise TypeError('tf.%s does not take text (a string tensor): text stays on the '
+                            'host, where tf.strings and the shape ops compute on it; turn it '
+                            'into numbers first (tf.strings.to_number, a text layer).' % path)
         args, kwargs = eager(args), eager(kwargs)
+        if tracing.current() is None and 'torchk.keras.eager' in sys.modules:
+            from ..layers import tf_ops  # only with the tf.keras facade (functional models)
+            layer_output = tf_ops.functional_op(key, args, kwargs)
+            if layer_output is not NotImplemented:
+                return layer_output
         if converts:
             if args:
                 args = (_tensor_argument(args[0], takes_list),) + tuple(args[1:])
@@ -144,19 +190,41 @@ How it differs from TensorFlow:
 - Results are `torch.Tensor`s: `.numpy()` works (importing torchk.tf makes it work for
   tensors that require gradients or live on a GPU too; bfloat16 comes back as float32),
   `.shape` is a `torch.Size` and `.dtype` a `torch.dtype` (`x.dtype == tf.float32` holds:
-  TF's dtypes compare equal to torch's). There are no string tensors (`tf.string` raises).
+  TF's dtypes compare equal to torch's).
+- Text stays on the host: `tf.constant(['a b'])` (and `tf.string` data in `tf.data`) is a
+  string tensor of numpy `bytes` (`torchk.strings.StringTensor`: `numpy()`, `shape`,
+  `dtype == tf.string`, indexing); the shape ops (`expand_dims`, `reshape`, `squeeze`,
+  `concat`, `stack`, `gather`, `tile`, `transpose`, `boolean_mask`, `identity`, `shape`,
+  `size`, `rank`) take string tensors too. `tf.strings` follows TensorFlow's kernels:
+  `lower`/`upper` change ASCII letters unless `encoding='utf-8'`, whitespace is ASCII's,
+  `regex_replace` reads RE2's common syntax (Python's `re` with ASCII classes; no RE2-only
+  syntax), `split`, `unicode_split` and `ngrams` of a batch give ragged rows
+  (`RaggedStrings`: `to_list()`, `to_tensor()`, `flat_values`, `row_lengths()`; inputs of
+  rank 0 or 1), `to_hash_bucket_fast` and `to_hash_bucket_strong` give TensorFlow's buckets
+  (FarmHash Fingerprint64, SipHash-2-4).
 - `tf.Variable` is a torchk variable (a `torch.nn.Parameter`) whose Python operators compute
   at once; gradients of every trainable variable are recorded, as TF's tapes watch them.
 - `GradientTape` keeps autograd graphs alive after `gradient` (so two tapes can share one
   forward pass) and differentiates gradients taken while a tape records (nested tapes);
   `jacobian` and `batch_jacobian` take one backward pass per element of the target (per
   example, for `batch_jacobian`).
-- `tf.function` runs the Python function (compiled by `torch.compile` under
-  `TORCHK_COMPILE=1`); `tf.device` changes nothing; random ops ignore per-op seeds (use
-  `tf.random.set_seed`); `tf.config.set_visible_devices([], 'GPU')` puts torchk on the CPU.
+- `tf.function` records its Python once per input signature (tensors' shapes but the first
+  axis, dtypes, other arguments' values) into one program, as TF traces a graph; Python that
+  needs a tensor's value (an `if` on a tensor: TF's autograph converts it, torchk does not)
+  makes that signature run eagerly, after one message. `tf.device` changes nothing; random
+  ops ignore per-op seeds (use `tf.random.set_seed`); `tf.config.set_visible_devices([],
+  'GPU')` puts torchk on the CPU.
 - `tf.data.Dataset` iterates in Python; `element_spec` is read from the first element.
+- `tf.distribute`: a replica is a process. `MirroredStrategy` and
+  `MultiWorkerMirroredStrategy` are data parallelism over the processes `torchrun` started
+  (`torchrun --nproc-per-node N -m torchk run SCRIPT`; torch.distributed, NCCL on GPUs, gloo
+  on CPUs; TF_CONFIG is not read), one replica without torchrun; `OneDeviceStrategy` and the
+  default strategy are one replica. `run` returns this process' value (no `PerReplica`
+  objects); every process must see the same global batches (seed shuffles alike).
 - Ops accept Keras symbols too (then they record a graph, as in a Keras 2.3.1 model), and
-  the ops of the table also compute tf.keras' saved `TFOpLambda` layers.
+  the ops of the table also compute tf.keras' saved `TFOpLambda` layers. As in tf.keras, an
+  op applied to a Keras tensor of a functional model under construction is a `TFOpLambda`
+  layer of that model (inside a layer's `call` it is part of that layer).
 '''
 
 

@@ -7,8 +7,9 @@ builds its `tf.*` functions from it, under the key's path and the other paths TF
 same op at (`ALIASES`: `tf.math.reduce_sum` is also `tf.reduce_sum`).
 
 Each op takes its first argument positionally and the others by TF's parameter names, and
-is written with torchk's backend ops, so it runs eagerly on tensors and records a graph on
-Keras symbols.
+runs eagerly on tensors and records a graph on Keras symbols: it is written with torchk's
+backend ops and torch functions (which Keras symbols record), or, where it reads a tensor's
+attributes (`device`, `dtype`, a result's `.values`), made an op with `graph.op`.
 """
 import functools
 
@@ -16,7 +17,8 @@ import numpy as np
 import torch
 
 from .. import core as K
-from . import dtypes
+from .. import graph, image_ops, math_ops
+from . import creation, dtypes
 from .tensors import convert_to_tensor
 
 def _constant_like(value, reference):
@@ -46,10 +48,19 @@ def _keras_activations():
 
 def tensor_of(value):
     """`value` as a tensor unless it is one (or a Keras symbol), by TF's dtype rules
-    (`tensors.convert_to_tensor`)."""
+    (`tensors.convert_to_tensor`); a (nested) list holding tensors is packed into one, as TF
+    packs it (`tf.stack`)."""
     if isinstance(value, torch.Tensor) or K.is_tensor(value):
         return value
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        return K.stack([tensor_of(item) for item in value])
     return convert_to_tensor(value)
+
+
+def _holds_tensor(value):
+    if isinstance(value, (list, tuple)):
+        return any(_holds_tensor(item) for item in value)
+    return isinstance(value, torch.Tensor) or K.is_tensor(value)
 
 
 def _binary(operator):
@@ -188,10 +199,6 @@ def _clip_by_norm(t, clip_norm, axes=None):
     return t * clip_norm / K.maximum(norm, clip_norm)
 
 
-def _divide_no_nan(x, y):
-    return torch.where(K.equal(y, 0), K.zeros_like(x * y), x / y)
-
-
 def _multiply_no_nan(x, y):
     return torch.where(K.equal(y, 0), K.zeros_like(x * y), x * y)
 
@@ -229,14 +236,66 @@ def _image_resize(images, size, method='bilinear', preserve_aspect_ratio=False,
                          'supported.')
     from ..layers import preprocessing
     preprocessing.check_interpolation(method, 'tf.image.resize')
-    preprocessing.image_size(images, 'tf.image.resize')
-    return preprocessing.resize(K.cast(images, K.floatx()), size[0], size[1], method)
+    return preprocessing.at_image_size(
+        lambda known: preprocessing.resize(known, size[0], size[1], method),
+        K.cast(images, K.floatx()))
 
 
 def _getitem(tensor, slice_spec, var=None):
     if not isinstance(slice_spec, (list, tuple)):
         slice_spec = [slice_spec]
     return tensor[tuple(slice_spec)]
+
+
+def _spatial(values, argument, rank=2):
+    """TF's `strides`/`dilations` of a convolution (an int, or a list of `rank` or
+    `rank + 2` ints) as a tuple of `rank` ints."""
+    if values is None:
+        return (1,) * rank
+    if isinstance(values, int):
+        return (values,) * rank
+    values = [int(v) for v in values]
+    if len(values) == rank + 2:
+        values = values[1:-1]
+    if len(values) != rank:
+        raise ValueError('%s must be an int or a list of %d or %d ints; got %s.'
+                         % (argument, rank, rank + 2, values))
+    return tuple(values)
+
+
+def _conv2d(input, filters, strides, padding, data_format='NHWC', dilations=None):
+    """`tf.nn.conv2d`: 'SAME' or 'VALID' padding (explicit paddings are not supported)."""
+    if not isinstance(padding, str):
+        raise ValueError('tf.nn.conv2d: padding must be "SAME" or "VALID"; torchk does not '
+                         'take explicit paddings (got %r).' % (padding,))
+    if data_format not in ('NHWC', 'NCHW'):
+        raise ValueError('tf.nn.conv2d: data_format must be "NHWC" or "NCHW"; got %r.'
+                         % (data_format,))
+    return K.conv2d(input, filters, strides=_spatial(strides, 'strides'),
+                    padding=padding.lower(),
+                    data_format='channels_last' if data_format == 'NHWC' else 'channels_first',
+                    dilation_rate=_spatial(dilations, 'dilations'))
+
+
+def _compat_v1_conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,
+                      data_format='NHWC', dilations=None, filters=None):
+    """`tf.compat.v1.nn.conv2d` (what tf.keras records for `tf.nn.conv2d`): the filters as
+    `filter` (or `filters`)."""
+    return _conv2d(input, filter if filter is not None else filters, strides, padding,
+                   data_format=data_format, dilations=dilations)
+
+
+def _range(start, limit=None, delta=1, dtype=None):
+    """`tf.range`: eager on numbers and tensors (`creation.range`), recorded (`K.arange`)
+    when a bound is a Keras symbol, as in a model's position embedding."""
+    bounds = (start, limit, delta)
+    if not any(graph.is_symbol(b) for b in bounds):
+        return creation.range(start, limit, delta, dtype=dtype)
+    if dtype is None:
+        dtype = 'float32' if any(isinstance(b, float) for b in bounds) else 'int32'
+    if limit is None:
+        start, limit = 0, start
+    return K.arange(start, limit, delta, dtype=str(dtypes.as_dtype(dtype)))
 
 
 OPS = {}
@@ -260,7 +319,7 @@ OPS.update({name: _binary(operator) for names, operator in [
     (('math.logical_and',), lambda x, y: torch.logical_and(x, y)),
     (('math.logical_or',), lambda x, y: torch.logical_or(x, y)),
     (('math.logical_xor',), lambda x, y: torch.logical_xor(x, y)),
-    (('math.divide_no_nan',), _divide_no_nan),
+    (('math.divide_no_nan',), math_ops.divide_no_nan),
     (('math.multiply_no_nan',), _multiply_no_nan),
 ] for name in names})
 OPS.update({name: _elementwise(function) for names, function in [
@@ -388,6 +447,7 @@ def _moments(x, axes, shift=None, keepdims=False):
     return mean, variance
 
 
+@graph.op
 def _dropout(x, rate, noise_shape=None, seed=None):
     if not 0 <= rate < 1:
         raise ValueError('tf.nn.dropout: rate must be in [0, 1); got %r.' % (rate,))
@@ -422,10 +482,12 @@ def _count_nonzero(input, axis=None, keepdims=False, dtype='int64'):
                   dtype)
 
 
+@graph.op
 def _sort(values, axis=-1, direction='ASCENDING'):
     return torch.sort(values, dim=axis, descending=_descending(direction)).values
 
 
+@graph.op
 def _argsort(values, axis=-1, direction='ASCENDING', stable=False):
     indices = torch.sort(values, dim=axis, descending=_descending(direction),
                          stable=stable).indices
@@ -463,6 +525,7 @@ def _confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype
 
 
 def _random_flip(axis):
+    @graph.op
     def flip(image, seed=None):
         flipped = torch.flip(image, [axis])
         if image.ndim == 3:
@@ -472,6 +535,7 @@ def _random_flip(axis):
     return flip
 
 
+@graph.op
 def _convert_image_dtype(image, dtype, saturate=False):
     source, target = image.dtype, dtypes.torch_dtype(dtype)
     if source == target:
@@ -488,6 +552,7 @@ def _convert_image_dtype(image, dtype, saturate=False):
     return (converted * (torch.iinfo(target).max + 0.5)).to(target)
 
 
+@graph.op
 def _per_image_standardization(image):
     image = image.float() if not image.is_floating_point() else image
     axes = [-1, -2, -3]
@@ -541,6 +606,12 @@ OPS.update({
     'image.random_flip_up_down': _random_flip(-3),
     'image.convert_image_dtype': _convert_image_dtype,
     'image.per_image_standardization': _per_image_standardization,
+    'image.extract_patches': image_ops.extract_patches,
+    'image.crop_to_bounding_box': image_ops.crop_to_bounding_box,
+    'image.pad_to_bounding_box': image_ops.pad_to_bounding_box,
+    'nn.conv2d': _conv2d,
+    'compat.v1.nn.conv2d': _compat_v1_conv2d,
+    'range': _range,
 })
 
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
@@ -570,3 +641,51 @@ ALIASES = {
     'nn.silu': ('nn.swish',), 'linalg.matmul': ('matmul',), 'norm': ('linalg.norm',),
     'tensordot': ('linalg.tensordot',), 'einsum': ('linalg.einsum',),
 }
+# tf.experimental.numpy's names of the table's ops (its functions with numpy's arguments
+# that the ops take as TF names them, positionally the same).
+_NUMPY_NAMES = {
+    'matmul': 'linalg.matmul', 'maximum': 'math.maximum', 'minimum': 'math.minimum',
+    'mean': 'math.reduce_mean', 'sum': 'math.reduce_sum', 'max': 'math.reduce_max',
+    'min': 'math.reduce_min', 'square': 'math.square', 'sqrt': 'math.sqrt', 'exp': 'math.exp',
+    'abs': 'math.abs', 'tanh': 'math.tanh', 'reshape': 'reshape', 'transpose': 'transpose',
+    'concatenate': 'concat', 'stack': 'stack', 'where': 'where',
+}
+for _name, _key in _NUMPY_NAMES.items():
+    ALIASES[_key] = ALIASES.get(_key, ()) + ('experimental.numpy.' + _name,)
+
+_NOT_RECORDABLE_REASONS = {
+    'not an op: a dtype, a class, a constant or an object TF builds graphs with': (
+        'DType', 'as_dtype', 'bfloat16', 'bool', 'complex128', 'complex64', 'double',
+        'float16', 'float32', 'float64', 'half', 'int16', 'int32', 'int64', 'int8', 'uint8',
+        'newaxis', 'Tensor', 'TensorShape', 'TensorSpec', 'GradientTape', 'Module', 'string',
+        'UnconnectedGradients', 'Variable', 'function', 'device', 'constant_initializer',
+        'ones_initializer', 'random_normal_initializer', 'random_uniform_initializer',
+        'zeros_initializer', 'experimental.numpy.float32', 'experimental.numpy.float64',
+        'experimental.numpy.int32', 'experimental.numpy.int64'),
+    'runtime, configuration or I/O, not a tensor op': (
+        'executing_eagerly', 'is_tensor', 'print', 'install_import_hook', 'random.set_seed',
+        'experimental.numpy.experimental_enable_numpy_behavior', 'config.*', 'data.*',
+        'debugging.*', 'errors.*', 'nest.*', 'summary.*', 'test.*', 'version.*',
+        'distribute.*'),
+    'scales a loss by the replicas of the tf.distribute strategy entered at the call, which '
+    'a saved model does not carry': ('nn.compute_average_loss', 'nn.scale_regularization_loss'),
+    'text ops: strings stay on the host, out of torch programs (docs/ARCHITECTURE.md, '
+    '"Text"); a model holds text in its text layers, not in op layers': ('strings.*',),
+    'makes a tensor from Python values and static shapes; torchk computes it at once and '
+    'refuses a Keras symbol as its shape, so a saved op layer of it does not load': (
+        'constant', 'convert_to_tensor', 'eye', 'fill', 'linspace', 'ones', 'zeros',
+        'experimental.numpy.asarray', 'experimental.numpy.array'),
+    'random ops computed at once only (torchk records random_normal and random_uniform '
+    'through its backend, not as op layers)': (
+        'random.categorical', 'random.gamma', 'random.normal', 'random.shuffle',
+        'random.truncated_normal', 'random.uniform'),
+    'runs a Python function per element at once; on a Keras symbol it records Keras\' own '
+    'map_fn, which is no op layer': ('map_fn',),
+    'an XLA op of TF\'s internals (`tensorflow.compiler`), computed at once only': (
+        'compiler.tf2xla.python.xla.dynamic_update_slice',),
+}
+# The names `torchk.tf` provides that are no op of this table, with why (`'config.*'`: every
+# name of a namespace). tests/tf/test_op_table.py checks that every other name is an op.
+NOT_RECORDABLE = {path: reason for reason, paths in _NOT_RECORDABLE_REASONS.items()
+                  for path in paths}
+

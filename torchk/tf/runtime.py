@@ -14,6 +14,8 @@ import numpy as np
 import torch
 
 from .. import config as torchk_config
+from .. import strings
+from . import tracing
 from .namespaces import Namespace
 
 
@@ -125,8 +127,8 @@ config = Namespace('tf.config', dict(
         'get_inter_op_parallelism_threads': torch.get_num_interop_threads}),
     optimizer=Namespace('tf.config.optimizer', {'set_jit': nothing,
                                                 'set_experimental_options': nothing}),
-    run_functions_eagerly=nothing,
-    functions_run_eagerly=lambda: True,
+    run_functions_eagerly=tracing.run_functions_eagerly,
+    functions_run_eagerly=tracing.functions_run_eagerly,
     set_soft_device_placement=nothing,
 ))
 
@@ -138,13 +140,13 @@ def device(device_name):
 
 
 def executing_eagerly():
-    """True: torchk.tf computes eagerly."""
-    return True
+    """True, except while a `tf.function` (or a step of `fit`) is being recorded."""
+    return tracing.current() is None
 
 
 def is_tensor(x):
-    """True for torch tensors (variables included)."""
-    return isinstance(x, torch.Tensor)
+    """True for torch tensors (variables included) and string tensors."""
+    return isinstance(x, (torch.Tensor, strings.StringTensor))
 
 
 def _numpy(value):

@@ -11,12 +11,19 @@ Two choices follow from autograd's design:
   autograd frees a graph once its tensors are no longer referenced anyway;
 - a gradient computed while a tape is recording (an outer tape's block, or its own) is
   itself differentiable (`create_graph=True`): nested tapes give second derivatives.
+
+In a step being recorded as a program (`tracing`), the target is a symbol and `gradient` is
+`K.gradients`: the program's backward pass.
 """
 import contextlib
 
 import torch
 
+from .. import array_ops
+from .. import function
+from .. import graph
 from . import structure
+from . import tracing
 
 _RECORDING = []
 _UNCONNECTED = ('none', 'zero')
@@ -68,6 +75,9 @@ class GradientTape:
             TypeError: if a leaf is not a floating-point or complex torch tensor.
         """
         for leaf in structure.flatten(tensor):
+            if graph.is_symbol(leaf) and tracing.current() is not None:
+                self._watched.append(leaf)
+                continue
             if not isinstance(leaf, torch.Tensor):
                 raise TypeError('GradientTape.watch expects tensors or variables; got %r.'
                                 % (leaf,))
@@ -113,7 +123,32 @@ class GradientTape:
             ValueError: for another `unconnected_gradients`.
         """
         unconnected = self._start('gradient', unconnected_gradients)
+        if tracing.current() is not None and any(
+                graph.is_symbol(t) for t in structure.flatten(target)):
+            return self._recorded_gradient(target, sources, output_gradients, unconnected)
         return self._gradient(target, sources, output_gradients, unconnected)
+
+    def _recorded_gradient(self, target, sources, output_gradients, unconnected):
+        """`gradient` in a step being recorded (`tracing`): `K.gradients` of the targets'
+        sum (each weighted by its output gradient)."""
+        targets = structure.flatten(target)
+        seeds = (structure.flatten(output_gradients) if output_gradients is not None
+                 else [None] * len(targets))
+        total = None
+        for t, seed in zip(targets, seeds):
+            if not graph.is_symbol(t):
+                continue
+            term = t if seed is None else t * function.stop_gradient(seed)
+            total = term if total is None else total + term
+        flat_sources = structure.flatten(sources)
+        wanted = [i for i, s in enumerate(flat_sources) if self._differentiable(s)]
+        grads = [None] * len(flat_sources)
+        for i, g in zip(wanted, function.gradients(total, [flat_sources[i] for i in wanted])):
+            grads[i] = g
+        if unconnected == 'zero':
+            grads = [array_ops.zeros_like(s) if g is None else g
+                     for s, g in zip(flat_sources, grads)]
+        return structure.pack_as(sources, grads)
 
     def _start(self, method, unconnected_gradients):
         """Checks a use of the tape (`method`, for errors); returns `unconnected_gradients`
@@ -231,6 +266,8 @@ class GradientTape:
         return structure.pack_as(sources, result)
 
     def _differentiable(self, source):
+        if isinstance(source, graph.KerasTensor):
+            return any(source is w for w in self._watched)
         if not isinstance(source, torch.Tensor) or not source.requires_grad:
             return False
         if self._watch_accessed_variables:

@@ -15,8 +15,10 @@ import torch
 from .. import config
 from .. import dtypes as torchk_dtypes
 from .. import graph
+from .. import strings
 from .. import variables
 from . import dtypes
+from . import tracing
 
 
 def _python_dtype(array):
@@ -40,11 +42,23 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         name: ignored (TF's op name).
 
     # Returns
-        A `torch.Tensor` (a variable gives its eager alias).
+        A `torch.Tensor` (a variable gives its eager alias), or a `StringTensor` for text
+        (which stays on the host: `torchk/strings.py`).
 
     # Raises
-        TypeError: for strings and other values that are not numbers.
+        TypeError: for values that are neither numbers nor text, or text asked for as
+            numbers (use `tf.strings.to_number`).
     """
+    if isinstance(value, strings.StringTensor) or (
+            not isinstance(value, torch.Tensor) and strings.is_text(value)):
+        if dtype is not None and not dtypes.as_dtype(dtype).is_string:
+            raise TypeError('Cannot convert text to a tensor of dtype %s; parse it with '
+                            'tf.strings.to_number.' % (dtype,))
+        return value if isinstance(value, strings.StringTensor) else strings.StringTensor(
+            value)
+    if dtype is not None and dtypes.as_dtype(dtype).is_string:
+        raise TypeError('Cannot convert %r to a string tensor: it is not text; format '
+                        'numbers with tf.strings.as_string.' % (value,))
     if isinstance(value, torch.Tensor):
         tensor = eager(value)
     else:
@@ -54,8 +68,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         else:
             array = np.asarray(value)
             if array.dtype.kind in 'USO':
-                raise TypeError('Cannot convert %r to a tensor: torchk has no string or object '
-                                'tensors (torch tensors hold numbers and booleans).' % (value,))
+                raise TypeError('Cannot convert %r to a tensor: it holds objects that are '
+                                'neither numbers nor strings.' % (value,))
             default = (dtypes.as_dtype(dtype_hint) if dtype_hint is not None
                        else _python_dtype(array))
         target = dtypes.as_dtype(dtype) if dtype is not None else default
@@ -68,11 +82,11 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
 
 def eager(value):
     """`value` with every torchk variable in it (nested lists, tuples, dicts) replaced by its
-    eager alias, unless `value` also holds Keras symbols that are not variables (then ops on
-    it must record a graph, variables included)."""
+    eager alias, unless `value` also holds Keras symbols that are not variables, or a step is
+    being recorded (`tracing`): then ops on it must record a graph, variables included."""
     if not _holds(value, variables.Variable):
         return value
-    if _holds(value, graph.KerasTensor):
+    if _holds(value, graph.KerasTensor) or tracing.current() is not None:
         return value
     return _replace_variables(value)
 

@@ -1,41 +1,267 @@
-"""`tf.function`: runs the Python function eagerly, or compiled by `torch.compile`.
+"""`tf.function`: a Python step recorded once per input signature and run as one program.
 
-TF traces a `tf.function` into a graph for speed; torchk's ops are already eager torch ops,
-so the function runs as it is. With `TORCHK_COMPILE=1` (torchk's compile switch,
-`torchk.passes.compiled`) it is compiled with `torch.compile` on its first call.
+TF traces a `tf.function` into a graph; torchk records it into the graph `K.function`
+compiles (`torchk/program.py` and its passes), so a training step written as Python (a
+`GradientTape` block, `optimizer.apply_gradients`, `metric.update_state`) runs as one
+straight-line program: the forward pass, autograd's backward (`GradientTape.gradient` of a
+symbol is `K.gradients`), the optimizer's fused update and the metrics' updates. The facade's
+`Model.fit` runs `train_step`, `test_step` and `predict_step` the same way, as tf.keras does.
+
+TF's rules, kept:
+- The Python runs when the function is first called with an input signature, on
+  placeholders standing for its tensor arguments; its side effects (prints, appends to
+  lists) happen then only. A call with another signature records again. A tensor's
+  signature is its dtype and shape, the first axis left out (one program serves every batch
+  size, as `reduce_retracing=True` does); other arguments count by value (Python numbers,
+  strings) or by identity (other objects).
+- Program order: what the step writes into variables (an optimizer's `apply_gradients`, a
+  metric's `update_state`, batch normalization's moving statistics, `tf.Variable.assign`)
+  is collected as updates, and ops recorded after a write read the written value (so
+  `metric.result()` after `update_state` gives the updated result). All updates are written
+  after the program has computed its outputs.
+- Results are tensors, in the structure the Python returned.
+
+What cannot be recorded: Python that needs a tensor's value (`if` on a tensor, `float(t)`,
+`.numpy()`; TF's autograph turns some of these into graph control flow, torchk does not), or
+ops torchk cannot record. Recording then raises, and that signature of the function runs
+its Python eagerly on every call from then on, after a one-time message naming the error.
+`tf.config.run_functions_eagerly(True)` runs every function eagerly.
 """
+import contextlib
 import functools
+import sys
 
+import numpy as np
 import torch
 
-from ..passes import compiled
+from .. import config
+from .. import function as keras_function
+from .. import graph
+from .. import program as keras_program
+from ..variables import Variable
+from . import structure
 
 _ACCEPTED = ('input_signature', 'autograph', 'jit_compile', 'reduce_retracing',
              'experimental_relax_shapes', 'experimental_compile', 'experimental_implements',
              'experimental_autograph_options', 'experimental_follow_type_hints',
              'experimental_attributes', 'name')
 
+_recordings = []
+_settings = {'eager': False}
+_EAGER = 'eager'
+
+
+def current():
+    """The `Recording` under way, or None when nothing is being recorded."""
+    return _recordings[-1] if _recordings else None
+
+
+def run_functions_eagerly(run_eagerly):
+    """`tf.config.run_functions_eagerly`: True runs every `tf.function` (and `fit`'s steps)
+    as plain Python, call by call."""
+    _settings['eager'] = bool(run_eagerly)
+
+
+def functions_run_eagerly():
+    """Whether `tf.function`s run eagerly (`run_functions_eagerly`)."""
+    return _settings['eager']
+
+
+class Recording:
+    """The state of one recording of a Python step.
+
+    # Attributes
+        inputs: the placeholders standing for the step's tensor arguments.
+        layer_losses: by layer id, the losses (`add_loss`, regularizers) of the layer's last
+            call in the step, for `Layer.losses`.
+    """
+
+    def __init__(self, inputs):
+        self.inputs = list(inputs)
+        self.layer_losses = {}
+        self._values = {}
+        self._variables = {}
+
+    def write(self, updates):
+        """Records writes: `(variable, value)` pairs (Keras' updates, nested lists of them).
+        Ops recorded from now on read `value` for `variable`."""
+        for variable, value in keras_function.flatten_updates(updates):
+            self._variables[id(variable)] = variable
+            self._values[id(variable)] = value
+
+    def read(self, variable):
+        """The value `variable` holds at this point of the step."""
+        return self._values.get(id(variable), variable)
+
+    def written(self, symbols, replacements=()):
+        """`symbols` (a list, of a graph built outside the step) computed with the values
+        written so far in place of the variables, and the `(symbol, value)` pairs of
+        `replacements` in place of other symbols (placeholders)."""
+        replacements = [(self._variables[key], value) for key, value in self._values.items()
+                        ] + list(replacements)
+        if not replacements:
+            return list(symbols)
+        return keras_program.substitute(symbols, replacements)
+
+    def updates(self):
+        """The `(variable, value)` updates of the step: each variable's last value."""
+        return [(self._variables[key], value) for key, value in self._values.items()]
+
+    @contextlib.contextmanager
+    def active(self):
+        """Within, this recording is `current()` and ops read the written values."""
+        _recordings.append(self)
+        try:
+            with graph.reading_written_values(self._values):
+                yield self
+        finally:
+            _recordings.pop()
+
+
+def _is_value(leaf):
+    """True for the arguments a placeholder stands for: tensors, arrays, numpy scalars."""
+    return (isinstance(leaf, (np.ndarray, np.generic)) or isinstance(leaf, torch.Tensor)
+            and not graph.is_symbol(leaf))
+
+
+def _dtype_name(leaf):
+    if isinstance(leaf, torch.Tensor):
+        return str(leaf.dtype).replace('torch.', '')
+    return config.floatx() if leaf.dtype == np.float64 else leaf.dtype.name
+
+
+def _key(leaf):
+    if _is_value(leaf):
+        return ('tensor', tuple(leaf.shape[1:]), leaf.ndim, _dtype_name(leaf))
+    if leaf is None or isinstance(leaf, (bool, int, float, str, bytes)):
+        return ('value', type(leaf).__name__, leaf)
+    return ('object', id(leaf))
+
+
+def _flat(args, kwargs):
+    """The leaves of a call's arguments (keyword arguments by sorted name)."""
+    return structure.flatten(list(args)) + structure.flatten(
+        [kwargs[name] for name in sorted(kwargs)])
+
+
+def _signature(args, kwargs):
+    """A hashable key of a call: its structure and each leaf's `_key`."""
+    def shape_of(value):
+        if isinstance(value, dict):
+            return ('dict', tuple((k, shape_of(value[k])) for k in sorted(value)))
+        if isinstance(value, (list, tuple)):
+            return (type(value).__name__, tuple(shape_of(v) for v in value))
+        return _key(value)
+    return (shape_of(list(args)), tuple(sorted((k, shape_of(v)) for k, v in kwargs.items())))
+
+
+class _Program:
+    """A step recorded for one signature: `K.function` of its placeholders, its outputs and
+    the updates it wrote.
+
+    # Arguments
+        recording: the finished `Recording`.
+        result: what the Python returned (a structure of symbols, tensors, Python values).
+        name: for messages.
+    """
+
+    def __init__(self, recording, result, name):
+        self.result = result
+        leaves = structure.flatten(result)
+        self.positions = [i for i, leaf in enumerate(leaves) if graph.is_symbol(leaf)]
+        outputs = [recording.read(leaves[i]) if isinstance(leaves[i], Variable) else leaves[i]
+                   for i in self.positions]
+        self.leaves = leaves
+        self.function = keras_function.Function(recording.inputs, outputs,
+                                                updates=recording.updates(), name=name,
+                                                recorded=True)
+
+    def __call__(self, values):
+        computed = self.function(values)
+        leaves = list(self.leaves)
+        for position, value in zip(self.positions, computed):
+            leaves[position] = value
+        return structure.pack_as(self.result, leaves)
+
 
 class Function:
-    """A Python function called as `tf.function` calls it (see `function`).
+    """A Python function called as `tf.function` calls it (see the module docstring).
+
+    # Arguments
+        python_function: the function as written.
+        input_signature: `tf.TensorSpec`s of its tensor arguments, or None.
+        name: for messages (default: the function's name).
 
     # Attributes
         python_function: the function as written.
         input_signature: the `input_signature` it was declared with, or None.
     """
 
-    def __init__(self, python_function, input_signature=None):
+    def __init__(self, python_function, input_signature=None, name=None):
         self.python_function = python_function
         self.input_signature = input_signature
-        self._compiled = None
+        self._name = name or getattr(python_function, '__name__', 'function')
+        self._programs = {}
+        self._told = False
         functools.update_wrapper(self, python_function)
 
     def __call__(self, *args, **kwargs):
-        if compiled.enabled():
-            if self._compiled is None:
-                self._compiled = torch.compile(self.python_function)
-            return self._compiled(*args, **kwargs)
-        return self.python_function(*args, **kwargs)
+        if _settings['eager'] or current() is not None:
+            # Called by a step being recorded, its ops join that recording.
+            return self.python_function(*args, **kwargs)
+        key = _signature(args, kwargs)
+        program = self._programs.get(key)
+        if program is None:
+            program = self._programs[key] = self._record(args, kwargs)
+        if program is _EAGER:
+            return self.python_function(*args, **kwargs)
+        return program([np.asarray(leaf) if isinstance(leaf, np.generic) else leaf
+                        for leaf in _flat(args, kwargs) if _is_value(leaf)])
+
+    def _placeholders(self, args, kwargs):
+        """`(args, kwargs)` with a placeholder for each tensor or array, and the
+        placeholders in order."""
+        specs = (structure.flatten(list(self.input_signature))
+                 if self.input_signature is not None else None)
+        made = []
+
+        def symbol(leaf):
+            if not _is_value(leaf):
+                return leaf
+            if specs is not None and len(made) < len(specs):
+                spec = specs[len(made)]
+                shape, dtype = spec.shape, spec.dtype.name
+            else:
+                shape = (None,) + tuple(leaf.shape[1:]) if leaf.ndim else ()
+                dtype = _dtype_name(leaf)
+            made.append(keras_function.placeholder(shape=shape, dtype=dtype))
+            return made[-1]
+        flat = [symbol(leaf) for leaf in _flat(args, kwargs)]
+        names = sorted(kwargs)
+        count = len(structure.flatten(list(args)))
+        symbolic_args = structure.pack_as(list(args), flat[:count])
+        rest = flat[count:]
+        symbolic_kwargs = {}
+        for name in names:
+            size = len(structure.flatten(kwargs[name]))
+            symbolic_kwargs[name] = structure.pack_as(kwargs[name], rest[:size])
+            rest = rest[size:]
+        return symbolic_args, symbolic_kwargs, made
+
+    def _record(self, args, kwargs):
+        symbolic_args, symbolic_kwargs, placeholders = self._placeholders(args, kwargs)
+        try:
+            with Recording(placeholders).active() as recording:
+                result = self.python_function(*symbolic_args, **symbolic_kwargs)
+            return _Program(recording, result, self._name)
+        except Exception as error:  # noqa: BLE001 (any failure: the Python runs eagerly)
+            if not self._told:
+                self._told = True
+                print('torchk: tf.function %s runs eagerly, call by call: its Python could '
+                      'not be recorded as a program (%s: %s).'
+                      % (self._name, type(error).__name__, str(error).split('\n')[0][:300]),
+                      file=sys.stderr)
+            return _EAGER
 
     def __get__(self, instance, owner=None):
         if instance is None:
@@ -43,7 +269,7 @@ class Function:
         return functools.partial(self.__call__, instance)
 
     def get_concrete_function(self, *args, **kwargs):
-        """Returns this function: torchk does not trace graphs, every call runs the Python."""
+        """Returns this function: its programs are recorded on the calls that need them."""
         return self
 
 
@@ -54,7 +280,7 @@ def function(func=None, **options):
         func: the Python function.
         **options: TF's `tf.function` arguments (`input_signature`, `jit_compile`,
             `reduce_retracing`, `autograph`, `experimental_relax_shapes`, ...), accepted and
-            unused except `input_signature`, which is kept on the result.
+            unused except `input_signature` (the placeholders' shapes and dtypes) and `name`.
 
     # Returns
         A `Function`, or a decorator returning one when `func` is None.
@@ -68,4 +294,4 @@ def function(func=None, **options):
                         % (', '.join(unknown), ', '.join(_ACCEPTED)))
     if func is None:
         return functools.partial(function, **options)
-    return Function(func, options.get('input_signature'))
+    return Function(func, options.get('input_signature'), options.get('name'))

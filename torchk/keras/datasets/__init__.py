@@ -10,6 +10,8 @@ import os
 import sys
 import types
 
+from .._facade import reexport
+
 _DATASETS = ('boston_housing', 'cifar10', 'cifar100', 'fashion_mnist', 'imdb', 'mnist',
              'reuters')
 
@@ -42,9 +44,12 @@ def _wrap(name):
     for attribute in ('get_word_index',):
         if hasattr(keras_module, attribute):
             setattr(module, attribute, getattr(keras_module, attribute))
+    reexport(vars(module), None)
     sys.modules[module.__name__] = module
     return module
 
 
 for _name in _DATASETS:
     globals()[_name] = _wrap(_name)
+
+reexport(globals(), None)

@@ -5,7 +5,10 @@ import numpy as np
 import torch
 
 import keras
+from keras import backend as K
 
+from ... import graph
+from ...tf import distribute
 from .data_adapter import _first_array
 
 
@@ -55,6 +58,10 @@ class LossesContainer(object):
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
         """The total loss (a scalar tensor); updates the `loss` tracker.
 
+        Under a strategy of several replicas the loss returned is divided by their number
+        (the tracker takes it whole), as tf.keras does: `apply_gradients` sums the replicas'
+        gradients.
+
         # Arguments
             y_true, y_pred: targets and predictions (matching lists or dicts for several
                 outputs).
@@ -62,7 +69,7 @@ class LossesContainer(object):
             regularization_losses: scalar tensors added to the total (`self.losses`).
         """
         total = None
-        batch = torch.tensor(float(len(_first_array(y_pred)) if y_pred is not None else 1))
+        batch = _batch_size(y_pred)
         if self._loss is not None and y_true is not None:
             if isinstance(y_pred, dict):
                 y_pred = [y_pred[name] for name in self._output_names]
@@ -79,7 +86,7 @@ class LossesContainer(object):
                     continue
                 value = self._loss_object(loss)(target, output, sample_weight=sample_weight)
                 if tracker is not None:
-                    tracker.update_state(value.detach(), sample_weight=batch)
+                    tracker.update_state(_detach(value), sample_weight=batch)
                 value = value * weight if weight != 1. else value
                 total = value if total is None else total + value
         for value in regularization_losses or []:
@@ -88,7 +95,8 @@ class LossesContainer(object):
             raise ValueError('The model has no loss: give compile a loss, or add losses in '
                              'the layers (add_loss).')
         self.metric.update_state(total, sample_weight=batch)
-        return total
+        replicas = distribute.get_strategy().num_replicas_in_sync
+        return total / replicas if replicas > 1 else total
 
     @property
     def metrics(self):
@@ -218,4 +226,19 @@ def _names_of_outputs(names, count):
 
 
 def _detach(value):
-    return value.detach() if isinstance(value, torch.Tensor) else value
+    """`value` without gradients (a tensor detached, a symbol of a recorded step through
+    `K.stop_gradient`)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    return K.stop_gradient(value) if graph.is_symbol(value) else value
+
+
+def _batch_size(y_pred):
+    """The number of samples of a batch's predictions, as a float tensor (a symbol in a
+    recorded step); 1 without predictions."""
+    if y_pred is None:
+        return torch.tensor(1.)
+    first = _first_array(y_pred)
+    if graph.is_symbol(first):
+        return K.cast(K.shape(first)[0], K.floatx())
+    return torch.tensor(float(len(first)))

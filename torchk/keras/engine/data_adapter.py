@@ -1,6 +1,10 @@
 """The data of `fit`, `evaluate` and `predict` as batches of tensors: arrays (numpy or torch,
 nested in lists, tuples and dicts), `tf.data.Dataset`s, `keras.utils.Sequence`s and generators;
 `unpack_x_y_sample_weight` / `pack_x_y_sample_weight` as tf.keras defines them.
+
+Text stays on the host (docs/ARCHITECTURE.md, "Text"): a string tensor, a numpy array of
+strings or a list of `str` is one array of text (`host_text` makes it numpy `bytes`), which
+batches carry as it is, for the model's string inputs.
 """
 import numpy as np
 import torch
@@ -9,12 +13,38 @@ import keras
 from keras import backend as K
 
 from ... import config
+from ... import strings
+from ...tf import distribute
+
+
+def _is_text(value):
+    """Whether `value` is one array of text: a string tensor, a numpy array of strings, or
+    a list of `str`/`bytes` (or of such lists)."""
+    if isinstance(value, (strings.StringTensor, np.ndarray)):
+        return strings.is_text(value)
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(v, (str, bytes)) or isinstance(v, list) and _is_text(v) for v in value)
+
+
+def host_text(x):
+    """`x` (nested in lists, tuples, dicts) with each array of text as a numpy array of
+    `bytes`: the form fed to string inputs."""
+    if _is_text(x):
+        return strings.as_bytes(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(host_text(v) for v in x)
+    if isinstance(x, dict):
+        return {k: host_text(v) for k, v in x.items()}
+    return x
 
 
 def _to_tensor(value):
-    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device."""
+    """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device; text stays
+    host text."""
     if value is None:
         return value
+    if _is_text(value):
+        return strings.as_bytes(value)
     if isinstance(value, torch.Tensor):
         return value.to(config.device())
     if isinstance(value, (list, tuple)):
@@ -53,7 +83,7 @@ def pack_x_y_sample_weight(x, y=None, sample_weight=None):
 
 
 def _is_array_data(x):
-    if isinstance(x, (np.ndarray, torch.Tensor)):
+    if isinstance(x, (np.ndarray, torch.Tensor, strings.StringTensor)):
         return True
     if isinstance(x, (list, tuple)):
         return all(_is_array_data(v) for v in x)
@@ -90,17 +120,28 @@ class _Batches(object):
         batch_size: for arrays (default 32).
         shuffle: shuffle arrays per epoch.
         steps: batches per epoch (default: all, or one pass of an iterable).
+        strategy: the `tf.distribute` strategy of `fit`/`evaluate`: with several replicas,
+            each batch is this replica's share of a global batch (`Strategy.split_batch`; a
+            `DistributedDataset`'s batches already are), and arrays are shuffled in the
+            order of the first replica (`Strategy.shuffle`).
     """
 
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
-                 steps=None):
+                 steps=None, strategy=None):
         self.arrays = _is_array_data(x) or isinstance(x, (list, tuple))
         self.steps = steps
+        self.strategy = (strategy if strategy is not None and strategy.num_replicas_in_sync > 1
+                         else None)
+        self.split = (self.strategy is not None
+                      and not isinstance(x, distribute.DistributedDataset))
         if self.arrays:
             self.data = (x, y, sample_weight)
             self.batch_size = batch_size or 32
             self.size = len(_first_array(x))
             self.shuffle = shuffle
+            # Shuffled in place each epoch, as Keras 2.3.1's `fit` shuffles: a seeded script
+            # sees the same batches with Keras' compiled step and with tf.keras' loop.
+            self.order = np.arange(self.size)
             if self.steps is None:
                 self.steps = -(-self.size // self.batch_size)
         else:
@@ -118,21 +159,30 @@ class _Batches(object):
 
     def epoch(self):
         """Yields the batches of one epoch."""
+        for batch in self._global_batches():
+            yield _to_tensor(self.strategy.split_batch(batch) if self.split else batch)
+
+    def _global_batches(self):
         if self.arrays:
             x, y, w = self.data
-            order = np.random.permutation(self.size) if self.shuffle else np.arange(self.size)
+            if self.shuffle:
+                (self.strategy or np.random).shuffle(self.order)
             for step in range(self.steps):
-                index = order[step * self.batch_size:(step + 1) * self.batch_size]
-                if len(index) == 0:
+                start = step * self.batch_size
+                if start >= self.size:
                     return
-                index = torch.from_numpy(index) if isinstance(_first_array(x),
-                                                               torch.Tensor) else index
-                yield _to_tensor(pack_x_y_sample_weight(_take(x, index), _take(y, index),
-                                                        _take(w, index)))
+                if not self.shuffle:  # in order: each batch a view, no copy
+                    index = slice(start, min(start + self.batch_size, self.size))
+                else:
+                    index = self.order[start:start + self.batch_size]
+                    if isinstance(_first_array(x), torch.Tensor):
+                        index = torch.from_numpy(index)
+                yield pack_x_y_sample_weight(_take(x, index), _take(y, index),
+                                             _take(w, index))
             return
         if isinstance(self.data, keras.utils.Sequence):
             for step in range(self.steps or len(self.data)):
-                yield _to_tensor(self._as_tuple(self.data[step]))
+                yield self._as_tuple(self.data[step])
             self.data.on_epoch_end()
             return
         if self._iterator is None or self.steps is None:
@@ -143,7 +193,7 @@ class _Batches(object):
             except StopIteration:
                 self._iterator = None
                 return
-            yield _to_tensor(self._as_tuple(batch))
+            yield self._as_tuple(batch)
         if self._iterator is not None and self._iterator is not self.data and not hasattr(
                 self.data, '__next__'):
             self._iterator = None
@@ -156,6 +206,8 @@ class _Batches(object):
 def _numpy(value):
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()
+    if isinstance(value, strings.StringTensor):
+        return strings.as_bytes(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_numpy(v) for v in value)
     if isinstance(value, dict):

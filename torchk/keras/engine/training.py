@@ -5,17 +5,22 @@ compiled with `run_eagerly=True`) trains with Keras 2.3.1's compiled training fu
 `fit`, `evaluate` and `predict` are Keras', taking in addition a `tf.data.Dataset`, a
 generator or a `keras.utils.Sequence` as `x`.
 
-A model that overrides one of them runs tf.keras 2's loop in Python: `fit` calls
-`train_step(data)` per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple of
-torch tensors (or `x` alone), with callbacks, `History` and the progress bar; layers called
-on tensors compute eagerly (`eager.py`), so `tf.GradientTape` (or `torch.autograd`) gives
-the gradients. The default steps use what `compile` set up, as tf.keras does:
+A model that overrides one of them runs tf.keras 2's loop: `fit` calls `train_step(data)`
+per batch with `data` an `(x, y)` or `(x, y, sample_weight)` tuple (or `x` alone), with
+callbacks, `History` and the progress bar. As tf.keras wraps its steps in `tf.function`, each
+step is recorded once per input signature as one program (`torchk.tf.tracing`: the forward
+pass, `tf.GradientTape`'s gradients and the optimizer's fused update), its Python running at
+recording time only; `compile(run_eagerly=True)` (or `tf.config.run_functions_eagerly(True)`)
+runs the Python on every batch instead, on torch tensors: layers called on tensors compute
+eagerly (`eager.py`), with autograd. The default steps use what `compile` set up, as tf.keras
+does:
 `self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)`,
 `self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
 import contextlib
 import functools
+import itertools
 import threading
 
 import numpy as np
@@ -24,15 +29,21 @@ import torch
 import keras
 from keras import backend as K
 from keras import callbacks as keras_callbacks
+from keras.engine import base_layer
 from keras.utils.generic_utils import Progbar
 
+from ... import keras_compat
+from ...callbacks import TensorBoard
+from ...tf import distribute
+from ...tf import tape
+from ...tf import tracing
 from .. import eager
 from .. import optimizers as tf_optimizers
-from ..saving import save_model
+from .saving import make_parent_folder, save_model
 from .compile_utils import LossesContainer, MetricsContainer
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
-                           _is_array_data, _numpy_batches, _numpy_batches_once, _take,
-                           _to_tensor, _validation_tuple, pack_x_y_sample_weight,
+                           _is_array_data, _numpy, _numpy_batches, _numpy_batches_once, _take,
+                           _to_tensor, _validation_tuple, host_text, pack_x_y_sample_weight,
                            unpack_x_y_sample_weight)
 
 _symbolic = threading.local()
@@ -88,16 +99,59 @@ class _Progress(keras_callbacks.Callback):
             self.progbar.update(getattr(self, 'seen', 0), values)
 
 
+def _in_strategy_scope(method):
+    """`method` run in the scope of the model's `distribute_strategy`, as tf.keras runs
+    `fit`, `evaluate` and `predict`."""
+    @functools.wraps(method)
+    def in_scope(self, *args, **kwargs):
+        with self.distribute_strategy.scope():
+            return method(self, *args, **kwargs)
+    return in_scope
+
+
+# Callbacks that write files or print: under a strategy of several replicas, only the chief
+# (`strategy.extended.should_checkpoint`) runs them.
+_CHIEF_CALLBACKS = (keras_callbacks.ModelCheckpoint, keras_callbacks.CSVLogger,
+                    keras_callbacks.ProgbarLogger, keras_callbacks.RemoteMonitor,
+                    keras_callbacks.TensorBoard, TensorBoard)
+
+
+def _mean_over_replicas(strategy, logs):
+    """The logs (name -> number) averaged over the replicas: every replica then decides
+    alike (`EarlyStopping`, `ReduceLROnPlateau`) and shows the global batch's values, as
+    tf.keras' replica-synchronized metrics do."""
+    logs = dict(logs)
+    names = sorted(name for name, value in logs.items() if np.ndim(value) == 0)
+    if strategy.num_replicas_in_sync == 1 or not names:
+        return logs
+    means = strategy.reduce(distribute.ReduceOp.MEAN,
+                            torch.tensor([logs[name] for name in names], dtype=torch.float64))
+    logs.update(zip(names, means.tolist()))
+    return logs
+
+
 class Model(keras.Model):
     """tf.keras 2's `Model`: Keras 2.3.1's, with `train_step`/`test_step`/`predict_step`,
     eager calls, `compiled_loss`, `compiled_metrics` and datasets (see the module docstring).
     """
 
+    def __init__(self, *args, **kwargs):
+        # A model made in a strategy's scope is trained by that strategy (tf.keras' rule).
+        self._distribution_strategy = (distribute.get_strategy() if distribute.has_strategy()
+                                       else None)
+        args, kwargs, structure = _flat_outputs(args, kwargs)
+        super(Model, self).__init__(*args, **kwargs)
+        self._torchk_output_structure = structure
+
     def _eager_steps(self):
+        """Whether `fit`, `evaluate` and `predict` run tf.keras' step loop: for overridden
+        steps, `run_eagerly`, and a strategy of several replicas (whose loop splits the
+        global batches and sums the gradients in `apply_gradients`)."""
         cls = type(self)
         return (getattr(self, '_torchk_run_eagerly', False)
                 or any(getattr(cls, name) is not getattr(Model, name)
-                       for name in ('train_step', 'test_step', 'predict_step')))
+                       for name in ('train_step', 'test_step', 'predict_step'))
+                or self.distribute_strategy.num_replicas_in_sync > 1)
 
     def compile(self, optimizer='rmsprop', loss=None, metrics=None, loss_weights=None,
                 weighted_metrics=None, run_eagerly=None, steps_per_execution=None,
@@ -105,14 +159,19 @@ class Model(keras.Model):
         """Configures the model for training (tf.keras' arguments; `steps_per_execution`
         and `jit_compile` are accepted and have no effect)."""
         self._torchk_run_eagerly = bool(run_eagerly)
+        self._torchk_steps = {}
         optimizer = tf_optimizers.get(optimizer) if optimizer is not None else None
         output_names = functools.partial(getattr, self, 'output_names', None)  # known later
         self.compiled_loss = LossesContainer(loss, loss_weights, output_names)
         self.compiled_metrics = MetricsContainer(metrics, loss, output_names)
         if self._eager_steps():
             self.optimizer = optimizer
-            self.loss = loss
+            # What Keras' compile records and its save writes as the training configuration.
+            self.loss, self.loss_weights, self.sample_weight_mode = loss, loss_weights, None
+            self._compile_metrics = metrics
+            self._compile_weighted_metrics = weighted_metrics
             return
+        self._unbuilt_while_inputs_unknown()
         with symbolic_losses():
             super(Model, self).compile(optimizer, loss=loss, metrics=metrics,
                                        loss_weights=loss_weights,
@@ -120,9 +179,7 @@ class Model(keras.Model):
 
     @property
     def losses(self):
-        if _in_symbolic_block() or '_torchk_eager_programs' not in self.__dict__:
-            return super(Model, self).losses
-        return eager.layer_losses(self)
+        return _losses(self, lambda: super(Model, self).losses)
 
     @property
     def metrics(self):
@@ -130,6 +187,119 @@ class Model(keras.Model):
             return super(Model, self).metrics
         return (self.compiled_loss.metrics + self.compiled_metrics.metrics
                 + list(self._metrics))
+
+    def __call__(self, *args, **kwargs):
+        if not self._is_graph_network and not self.built:
+            if getattr(self, '_torchk_deferred_weights', None) is not None:
+                self.build(keras_compat.input_shapes(args[0] if args
+                                                     else kwargs['inputs']))
+            elif type(self).build is Model.build and not isinstance(self, keras.Sequential):
+                self.built = True  # tf.keras builds a subclassed model by calling it
+        return super(Model, self).__call__(*args, **kwargs)
+
+    def _unbuilt_while_inputs_unknown(self):
+        """Keras 2.3.1's `compile` and data checks read `built` as "the model's inputs are
+        known"; a subclassed model built by an eager call, as tf.keras builds it, has its
+        weights but not yet its inputs (the first data sets them)."""
+        if not self._is_graph_network and not self.inputs:
+            self.built = False
+
+    def _standardize_user_data(self, x, *args, **kwargs):
+        if self._is_compiled and not self.loss:
+            # Compiled without a loss (its losses all from `add_loss`): tf.keras ignores
+            # the targets, where Keras 2.3.1 refuses them.
+            if args:
+                args = (None,) + args[1:]
+            kwargs.pop('y', None)
+        self._unbuilt_while_inputs_unknown()
+        if isinstance(x, dict) and not self._is_graph_network and not self.inputs:
+            self._set_inputs(x)
+        x = self._conform(x, '_feed_input_shapes', '_feed_input_names')
+        if args:
+            args = (self._conform(args[0], '_feed_output_shapes', '_feed_output_names'),
+                    ) + args[1:]
+        elif 'y' in kwargs:
+            kwargs['y'] = self._conform(kwargs['y'], '_feed_output_shapes',
+                                        '_feed_output_names')
+        standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
+        if self.optimizer is not None and not self._is_compiled and self.built:
+            # Keras 2.3.1 compiles a subclassed model once the first targets set its outputs;
+            # tf.keras also trains one whose losses all come from `add_loss` (no targets).
+            self.compile(optimizer=self.optimizer, loss=self.loss,
+                         metrics=self._compile_metrics,
+                         weighted_metrics=self._compile_weighted_metrics,
+                         loss_weights=self.loss_weights)
+        return standardized
+
+    def _conform(self, x, shapes_attribute, names_attribute):
+        """Arrays of a functional model's data with one axis fewer than their `Input` (or
+        output), whose last axis has size 1, get that axis (one more, of size 1: it goes),
+        as tf.keras conforms data to its inputs (`(n, 28, 28)` images for an
+        `Input((28, 28, 1))`) and its losses squeeze the predictions for their targets
+        (`(n, 1)` labels of a `(n, steps, 1)` output)."""
+        shapes = getattr(self, shapes_attribute, None)
+        if not self._is_graph_network or not shapes:
+            return x
+
+        def conform(value, shape):
+            if not isinstance(value, np.ndarray) or shape is None:
+                return value
+            if value.ndim == len(shape) - 1 and shape[-1] == 1:
+                return value[..., None]
+            if value.ndim == len(shape) + 1 and value.shape[-1] == 1:
+                return value[..., 0]
+            return value
+        if isinstance(x, dict):
+            positions = {name: i for i, name in enumerate(getattr(self, names_attribute))}
+            return {name: conform(value, shapes[positions[name]]) if name in positions
+                    else value for name, value in x.items()}
+        if isinstance(x, (list, tuple)) and len(x) == len(shapes):
+            return [conform(value, shape) for value, shape in zip(x, shapes)]
+        return conform(x, shapes[0]) if len(shapes) == 1 else x
+
+    def _set_inputs(self, inputs, outputs=None, training=None):
+        """Keras 2.3.1's, and a dict of inputs (name -> array or Keras tensor), which tf.keras
+        passes whole to a subclassed model's `call`; data are then fed by those names."""
+        if not isinstance(inputs, dict):
+            return super(Model, self)._set_inputs(inputs, outputs, training)
+        tensors = {name: value if K.is_tensor(value)
+                   else K.placeholder(shape=keras_compat.input_shapes(value), name=name)
+                   for name, value in inputs.items()}
+        if outputs is None:
+            outputs = (self.call(tensors, training=training) if self._expects_training_arg
+                       else self.call(tensors))
+        super(Model, self)._set_inputs(list(tensors.values()), outputs, training)
+        self.input_names = list(tensors)
+        self._feed_input_names = [name for name, value in tensors.items()
+                                  if K.is_placeholder(value)]
+        return None
+
+    def build(self, input_shape=None):
+        """tf.keras' `Model.build`: a subclassed model is called on placeholders of
+        `input_shape` (a shape, or a list of shapes), which makes its weights (and the
+        weights a `load_weights` before kept for it are loaded then); Keras 2.3.1's only
+        marks it built."""
+        if self._is_graph_network or isinstance(self, keras.Sequential) or self.inputs:
+            return super(Model, self).build(input_shape)
+        if input_shape is None:
+            raise ValueError('build(input_shape): a subclassed model needs the shape of its '
+                             'inputs, got None.')
+        self._set_inputs(_placeholders(input_shape))
+        deferred = getattr(self, '_torchk_deferred_weights', None)
+        if deferred is not None:
+            self._torchk_deferred_weights = None
+            filepath, kwargs = deferred
+            super(Model, self).load_weights(filepath, **kwargs)
+
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False, **kwargs):
+        """Loads weights saved by `save_weights`. A subclassed model that has no weights yet
+        (never called nor built) gets them when it is built, on its first call, as tf.keras
+        restores them."""
+        kwargs.update(by_name=by_name, skip_mismatch=skip_mismatch)
+        if not self._is_graph_network and not self.weights:
+            self._torchk_deferred_weights = (filepath, kwargs)
+            return None
+        return super(Model, self).load_weights(filepath, **kwargs)
 
     def compute_output_shape(self, input_shape):
         """For a subclassed model, the shapes of `call` on placeholders of `input_shape`
@@ -145,20 +315,32 @@ class Model(keras.Model):
     def run_eagerly(self):
         return self._eager_steps()
 
+    def _step(self, name):
+        """`train_step`, `test_step` or `predict_step` as `fit`, `evaluate` and `predict`
+        call it: recorded as a program once per input signature (tf.keras'
+        `make_train_function`, a `tf.function`), or the Python itself under
+        `compile(run_eagerly=True)`."""
+        if getattr(self, '_torchk_run_eagerly', False):
+            return getattr(self, name)
+        steps = self.__dict__.setdefault('_torchk_steps', {})
+        if name not in steps:
+            steps[name] = tracing.Function(getattr(self, name), name=name)
+        return steps[name]
+
     @property
     def distribute_strategy(self):
-        return None
+        """The strategy the model was made in (`scope()`), else the one entered now."""
+        return (getattr(self, '_distribution_strategy', None)
+                or distribute.get_strategy())
 
     # The steps, as tf.keras 2 defines them.
     def train_step(self, data):
         """One training step on a batch `data`; returns the logs (name -> value)."""
         x, y, sample_weight = unpack_x_y_sample_weight(data)
-        with torch.enable_grad():
+        with tape.GradientTape() as gradient_tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
-        variables = self.trainable_weights
-        grads = torch.autograd.grad(loss, variables, allow_unused=True)
-        self.optimizer.apply_gradients(zip(grads, variables))
+        self.optimizer.minimize(loss, self.trainable_weights, tape=gradient_tape)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -197,6 +379,7 @@ class Model(keras.Model):
             metric.reset_states()
 
     # Loops.
+    @_in_strategy_scope
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None,
             validation_split=0., validation_data=None, shuffle=True, class_weight=None,
             sample_weight=None, initial_epoch=0, steps_per_epoch=None,
@@ -204,6 +387,7 @@ class Model(keras.Model):
             max_queue_size=10, workers=1, use_multiprocessing=False, **kwargs):
         """Trains the model (tf.keras' `fit`: `x` may also be a dataset or a generator)."""
         verbose = 1 if verbose == 'auto' else verbose
+        x, validation_data = host_text(x), host_text(validation_data)
         if not self._eager_steps():
             return self._keras_fit(
                 x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
@@ -227,12 +411,13 @@ class Model(keras.Model):
             validation_data = (_take(x, slice(split, None)), _take(y, slice(split, None)))
             x, y = _take(x, slice(0, split)), _take(y, slice(0, split))
             sample_weight = _take(sample_weight, slice(0, split))
-        train = _Batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
+        strategy = self.distribute_strategy
+        train = _Batches(x, y, sample_weight, batch_size, shuffle, steps_per_epoch, strategy)
         val = None
         if validation_data is not None:
             val = (_Batches(*_validation_tuple(validation_data),
                             batch_size=validation_batch_size or batch_size,
-                            steps=validation_steps))
+                            steps=validation_steps, strategy=strategy))
         return self._eager_fit(train, val, epochs, verbose, callbacks, initial_epoch,
                                validation_freq)
 
@@ -245,20 +430,44 @@ class Model(keras.Model):
             val = _Batches(validation_data, steps=kwargs.pop('validation_steps'))
             kwargs['validation_steps'] = _count_steps(val)
             kwargs['validation_data'] = _numpy_batches(val)
-        if arrays:
+        if arrays and not (kwargs.get('steps_per_epoch') and kwargs.get('batch_size')):
+            # Keras 2.3.1 takes torch tensors for symbolic data: eager ones are arrays.
+            x, y, kwargs['sample_weight'] = _numpy((x, y, kwargs.get('sample_weight')))
             with symbolic_losses():
                 return super(Model, self).fit(x, y, **kwargs)
-        batches = _Batches(x, steps=kwargs['steps_per_epoch'])
+        if arrays:
+            # tf.keras takes `steps_per_epoch` batches of `batch_size` from arrays, where
+            # Keras 2.3.1 refuses the pair.
+            if kwargs.get('validation_split'):
+                raise ValueError('fit: validation_split with both steps_per_epoch and '
+                                 'batch_size is not supported; give validation_data.')
+            batches = _Batches(x, y, kwargs.get('sample_weight'), kwargs['batch_size'],
+                               kwargs.get('shuffle', True), kwargs['steps_per_epoch'])
+        else:
+            batches = _Batches(x, steps=kwargs['steps_per_epoch'])
         steps = _count_steps(batches)
         generator_kwargs = {k: kwargs[k] for k in (
             'epochs', 'verbose', 'callbacks', 'validation_data', 'validation_steps',
             'validation_freq', 'class_weight', 'initial_epoch')}
+        generator = _numpy_batches(batches)
         with symbolic_losses():
-            return self.fit_generator(_numpy_batches(batches), steps_per_epoch=steps,
-                                      shuffle=False, **generator_kwargs)
+            if not self._is_graph_network and not self.inputs:
+                # Keras 2.3.1's fit_generator makes the training function before it reads
+                # data: the first batch sets a subclassed model's inputs (and compiles it).
+                first = next(generator)
+                self._standardize_user_data(*unpack_x_y_sample_weight(first)[:2])
+                generator = itertools.chain([first], generator)
+            # workers=0: the batches are made in this thread (Keras' default queues them
+            # from another, whose switches cost more than making an in-memory batch).
+            return self.fit_generator(generator, steps_per_epoch=steps,
+                                      shuffle=False, workers=0, **generator_kwargs)
 
     def _eager_fit(self, train, val, epochs, verbose, callbacks, initial_epoch,
                    validation_freq):
+        strategy = self.distribute_strategy
+        if not strategy.extended.should_checkpoint:
+            verbose, callbacks = 0, [c for c in callbacks or []
+                                     if not isinstance(c, _CHIEF_CALLBACKS)]
         self.history = keras_callbacks.History()
         callback_list = keras_callbacks.CallbackList(
             ([_Progress(verbose)] if verbose else []) + list(callbacks or [])
@@ -268,6 +477,7 @@ class Model(keras.Model):
                                   'do_validation': val is not None, 'batch_size': None,
                                   'samples': None, 'metrics': []})
         self.stop_training = False
+        train_step = self._step('train_step')
         callback_list.on_train_begin()
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
@@ -275,12 +485,12 @@ class Model(keras.Model):
             logs = {}
             for step, batch in enumerate(train.epoch()):
                 callback_list.on_batch_begin(step, {'batch': step, 'size': 1})
-                logs = {k: _value(v) for k, v in self.train_step(
-                    batch if len(batch) > 1 else batch[0]).items()}
+                logs = {k: _value(v) for k, v in strategy.run(
+                    train_step, (batch if len(batch) > 1 else batch[0],)).items()}
                 callback_list.on_batch_end(step, dict(logs, batch=step, size=1))
                 if self.stop_training:
                     break
-            epoch_logs = dict(logs)
+            epoch_logs = _mean_over_replicas(strategy, logs)
             if val is not None and _runs_validation(validation_freq, epoch):
                 val_logs = self._eager_evaluate(val)
                 epoch_logs.update(('val_' + k, v) for k, v in val_logs.items())
@@ -292,23 +502,29 @@ class Model(keras.Model):
 
     def _eager_evaluate(self, batches):
         self.reset_metrics()
+        strategy = self.distribute_strategy
         logs = {}
+        test_step = self._step('test_step')
         for batch in batches.epoch():
-            logs = self.test_step(batch if len(batch) > 1 else batch[0])
-        return {k: _value(v) for k, v in logs.items()}
+            logs = strategy.run(test_step, (batch if len(batch) > 1 else batch[0],))
+        return _mean_over_replicas(strategy, {k: _value(v) for k, v in logs.items()})
 
+    @_in_strategy_scope
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None,
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
         `return_dict=True` returns `{name: value}`)."""
+        x = host_text(x)
         if self._eager_steps():
-            logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps))
+            logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps,
+                                                 self.distribute_strategy))
             if return_dict:
                 return logs
             values = list(logs.values())
             return values[0] if len(values) == 1 else values
         with symbolic_losses():
             if x is None or _is_array_data(x):
+                x, y, sample_weight = _numpy((x, y, sample_weight))
                 result = super(Model, self).evaluate(
                     x, y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight,
                     steps=steps, callbacks=callbacks, **kwargs)
@@ -337,24 +553,38 @@ class Model(keras.Model):
         result = [total / count] + [float(v) for v in outputs[1:]]
         return result if len(result) > 1 else result[0]
 
+    @_in_strategy_scope
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
-        """The model's outputs on data, as numpy arrays (`x` may be a dataset)."""
+        """The model's outputs on data, as numpy arrays (`x` may be a dataset), nested as
+        the model's outputs are."""
+        outputs = self._predict(x, batch_size, verbose, steps, callbacks, **kwargs)
+        structure = getattr(self, '_torchk_output_structure', None)
+        if structure is None:
+            return outputs
+        return eager.pack(structure, outputs)
+
+    def _predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
+        x = host_text(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
-            outputs = [self.predict_step(batch if len(batch) > 1 else batch[0])
+            predict_step = self._step('predict_step')
+            outputs = [predict_step(batch if len(batch) > 1 else batch[0])
                        for batch in _Batches(x, batch_size=batch_size, steps=steps).epoch()]
             return _concatenate(outputs)
         with symbolic_losses():
             if _is_array_data(x):
-                return super(Model, self).predict(x, batch_size=batch_size, verbose=verbose,
-                                                  steps=steps, callbacks=callbacks, **kwargs)
+                return super(Model, self).predict(_numpy(x), batch_size=batch_size,
+                                                  verbose=verbose, steps=steps,
+                                                  callbacks=callbacks, **kwargs)
             batches = _Batches(x, steps=steps)
             return self.predict_generator(_numpy_batches(batches),
                                           steps=_count_steps(batches), callbacks=callbacks,
-                                          verbose=verbose)
+                                          verbose=verbose, workers=0)
 
+    @_in_strategy_scope
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         """One training step (tf.keras' `train_on_batch`)."""
+        x = host_text(x)
         if not self._eager_steps():
             with symbolic_losses():
                 return super(Model, self).train_on_batch(
@@ -362,12 +592,23 @@ class Model(keras.Model):
                     reset_metrics=reset_metrics)
         if reset_metrics:
             self.reset_metrics()
-        logs = {k: _value(v) for k, v in self.train_step(_to_tensor(
-            pack_x_y_sample_weight(x, y, sample_weight))).items()}
+        strategy = self.distribute_strategy
+        batch = strategy.split_batch(pack_x_y_sample_weight(x, y, sample_weight))
+        logs = {k: _value(v) for k, v in strategy.run(
+            self._step('train_step'), (_to_tensor(batch),)).items()}
         if return_dict:
             return logs
         values = list(logs.values())
         return values[0] if len(values) == 1 else values
+
+    def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
+        """Saves the weights as HDF5 (Keras 2.3.1's `save_weights`; for `save_format='tf'`
+        too, which `load_weights` reads back), making the folder of `filepath` if it does
+        not exist yet, as tf.keras does. `options` (TF's checkpoint options) is unused."""
+        if save_format not in (None, 'h5', 'tf'):
+            raise ValueError("save_format must be 'h5', 'tf' or None; got %r." % (save_format,))
+        make_parent_folder(filepath)
+        return super(Model, self).save_weights(filepath, overwrite=overwrite)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
              **kwargs):
@@ -375,6 +616,45 @@ class Model(keras.Model):
         `torchk.keras.models.save_model`)."""
         save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
+
+
+def _flat_outputs(args, kwargs):
+    """A functional model's outputs flattened for Keras 2.3.1 where they are nested (tf.keras
+    takes structures: `[layer.output for ...]` of layers with several outputs), and their
+    structure (None when flat)."""
+    args = list(args)
+    outputs = args[1] if len(args) > 1 else kwargs.get('outputs')
+    if not isinstance(outputs, (list, tuple)) or not any(
+            isinstance(output, (list, tuple, dict)) for output in outputs):
+        return args, kwargs, None
+    flat = eager.leaves(outputs)
+    if len(args) > 1:
+        args[1] = flat
+    else:
+        kwargs = dict(kwargs, outputs=flat)
+    return args, kwargs, eager.map_structure(lambda _: None, outputs)
+
+
+def _losses(layer, keras_losses):
+    """tf.keras' `Layer.losses`: after an eager call, the losses of that call (tensors);
+    Keras' own (`keras_losses()`, symbols) in Keras' graph building and before any eager
+    call."""
+    if _in_symbolic_block() or ('_torchk_eager_programs' not in layer.__dict__
+                                and tracing.current() is None):
+        return keras_losses()
+    return eager.layer_losses(layer)
+
+
+def eager_layer_losses():
+    """Gives Keras 2.3.1's `Layer` tf.keras' `losses` (`_losses`), as `Model` has it."""
+    keras_property = base_layer.Layer.losses
+    if getattr(keras_property.fget, '_torchk_eager', False):
+        return
+
+    def losses(self):
+        return _losses(self, lambda: keras_property.fget(self))
+    losses._torchk_eager = True
+    base_layer.Layer.losses = property(losses)
 
 
 def _placeholders(shape):

@@ -1,10 +1,27 @@
 """`tf.keras.layers`: Keras 2.3.1's layers, with torchk's (`torchk/layers/`: normalization,
-attention, preprocessing, global pooling with `keepdims`, ...), `Input` and
-`experimental.preprocessing`."""
+attention, preprocessing, global pooling with `keepdims`, `EinsumDense`, ...), `Input` with
+tf.keras' arguments (`input_layer.py`),
+tf.keras' other names of the same classes (`Convolution2DTranspose`, ...), and
+`experimental`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True`
+(`recurrent.py`), `BatchNormalization` in inference mode when frozen
+(`normalization.py`), and convolutions through `convolution_op` (`convolutional.py`)."""
 from keras import layers as _keras_layers
-from keras.layers import Input, InputLayer, Layer  # noqa: F401
+from keras.layers import InputLayer, Layer  # noqa: F401
+from keras.layers.wrappers import Wrapper  # noqa: F401
 
 from .._facade import reexport
 from . import experimental  # noqa: F401
+from .input_layer import Input  # noqa: F401
+from .convolutional import convolution_through_convolution_op as _convolution_op
+from .normalization import frozen_batch_normalization_infers as _frozen_infers
+from .recurrent import GRU, GRUCell  # noqa: F401
+
+_frozen_infers()
+_convolution_op()
+Convolution1DTranspose = _keras_layers.Conv1DTranspose
+Convolution2DTranspose = _keras_layers.Conv2DTranspose
+Convolution3DTranspose = _keras_layers.Conv3DTranspose
+SeparableConvolution1D = _keras_layers.SeparableConv1D
+SeparableConvolution2D = _keras_layers.SeparableConv2D
 
 reexport(globals(), _keras_layers, exclude=('Model', 'Sequential', 'absolute_import'))

@@ -11,8 +11,10 @@ addition:
   `exclude_from_weight_decay`), and `AdamW`; RMSprop's `momentum` and `centered` and
   Adagrad's `initial_accumulator_value`, computed as tf.keras 2.11+ computes them;
 - `apply_gradients(zip(grads, variables))` and `minimize(loss, var_list, tape=None)` for
-  eager training (`train_step`, `GradientTape` loops): the update is compiled once per list
-  of variables and run on the given gradients.
+  `train_step` and `GradientTape` loops: the update is built once per list of variables,
+  with placeholders for the gradients; eagerly it is compiled and run on the given
+  gradients, in a step being recorded (`tf.function`, `fit`'s steps) it joins the step's
+  program with the step's gradients in place of the placeholders.
 """
 import importlib
 import numbers
@@ -24,11 +26,18 @@ import torch
 from keras import backend as K
 from keras import optimizers as keras_optimizers
 
+from ... import function
+from ... import program
+from ...tf import distribute
+from ...tf import tracing
 from .. import eager
-from . import schedules
+from .._facade import missing
+from ...tf.namespaces import missing_name
+from . import algorithms, schedules
 
 __all__ = ['Optimizer', 'SGD', 'RMSprop', 'Adagrad', 'Adadelta', 'Adam', 'AdamW', 'Adamax',
-           'Nadam', 'schedules', 'legacy', 'experimental', 'serialize', 'deserialize', 'get']
+           'Nadam', 'Lion', 'Ftrl', 'Adafactor', 'schedules', 'legacy', 'experimental',
+           'serialize', 'deserialize', 'get']
 
 
 class Optimizer(keras_optimizers.Optimizer):
@@ -65,6 +74,9 @@ class Optimizer(keras_optimizers.Optimizer):
         self._excluded_from_decay_names = []
         self._torchk_given_gradients = None
         self._torchk_steps = {}
+        # An optimizer made in a strategy's scope belongs to it, as in tf.keras.
+        self._distribute_strategy = distribute.get_strategy() if distribute.has_strategy() \
+            else None
 
     def exclude_from_weight_decay(self, var_list=None, var_names=None):
         """Leaves variables out of weight decay.
@@ -88,17 +100,26 @@ class Optimizer(keras_optimizers.Optimizer):
         return id(variable) not in self._excluded_from_decay and not any(
             pattern.search(variable.name) for pattern in self._excluded_from_decay_names)
 
+    def _gradient_strategy(self):
+        """The strategy whose replicas' gradients the update combines: the one this
+        optimizer was made in, else the one entered now (`fit`'s, `strategy.run`'s)."""
+        return self._distribute_strategy or distribute.get_strategy()
+
     def get_gradients(self, loss, params):
-        """The gradients of `loss` (or those given to `apply_gradients`), clipped as tf.keras
-        clips them."""
+        """The gradients of `loss` (or those given to `apply_gradients`), combined over the
+        replicas of a `tf.distribute` strategy (given gradients summed, as tf.keras'
+        `apply_gradients` sums them; those of Keras' compiled loss averaged), then clipped as
+        tf.keras clips them."""
         grads = self._torchk_given_gradients
-        if grads is None:
+        given = grads is not None
+        if not given:
             grads = K.gradients(loss, params)
             missing = [p.name for p, g in zip(params, grads) if g is None]
             if missing:
                 raise ValueError('No gradient for variable(s) %s: the loss does not depend on '
                                  'them (an operation without gradient, or unused weights).'
                                  % missing)
+        grads = self._gradient_strategy().aggregate_gradients(grads, average=not given)
         clipnorm = getattr(self, 'clipnorm', None)
         if clipnorm:
             grads = [keras_optimizers.clip_norm(g, clipnorm, K.sqrt(K.sum(K.square(g))))
@@ -173,16 +194,29 @@ class Optimizer(keras_optimizers.Optimizer):
         if not pairs:
             raise ValueError('apply_gradients got no gradient for any of its variables.')
         variables = [v for _, v in pairs]
-        key = tuple(id(v) for v in variables)
+        key = (self._gradient_strategy(),) + tuple(id(v) for v in variables)
         if key not in self._torchk_steps:
-            self._torchk_steps[key] = self._compile_step(variables)
+            self._torchk_steps[key] = self._symbolic_step(variables)
+        placeholders, updates, run = self._torchk_steps[key]
+        recording = tracing.current()
+        if recording is not None:
+            # In a step being recorded, the update joins the step's program.
+            values = recording.written([value for _, value in updates], [
+                (p, g) for p, (g, _) in zip(placeholders, pairs)])
+            recording.write([(v, value) for (v, _), value in zip(updates, values)])
+            return self.iterations
+        if run is None:
+            run = eager.Program(placeholders, [], [], updates)
+            self._torchk_steps[key] = (placeholders, updates, run)
         grads = [g.detach() if isinstance(g, torch.Tensor) else np.asarray(g)
                  for g, _ in pairs]
         with torch.no_grad():
-            self._torchk_steps[key](grads)
+            run(grads)
         return self.iterations
 
-    def _compile_step(self, variables):
+    def _symbolic_step(self, variables):
+        """The update of `variables` by gradients given as placeholders, built once (the
+        optimizer's slots are made then): (placeholders, updates, None)."""
         placeholders = [K.placeholder(shape=K.int_shape(v), dtype=K.dtype(v))
                         for v in variables]
         self._torchk_given_gradients = placeholders
@@ -190,7 +224,7 @@ class Optimizer(keras_optimizers.Optimizer):
             updates = self.get_updates(None, variables)
         finally:
             self._torchk_given_gradients = None
-        return eager.Program(placeholders, [], [], updates)
+        return placeholders, program.unique_updates(function.flatten_updates(updates)), None
 
     def minimize(self, loss, var_list, tape=None, grad_loss=None, name=None):
         """Computes the gradients of `loss` and applies them.
@@ -383,8 +417,26 @@ Adamax = _tf_optimizer(keras_optimizers.Adamax,
 Nadam = _tf_optimizer(keras_optimizers.Nadam,
                       dict(learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7))
 
+Lion = _tf_optimizer(algorithms.RuleBase, dict(learning_rate=0.0001, beta_1=0.9, beta_2=0.99),
+                     own=('beta_1', 'beta_2'), name='Lion', update_rule=algorithms.lion_rule)
+Ftrl = _tf_optimizer(algorithms.RuleBase,
+                     dict(learning_rate=0.001, learning_rate_power=-0.5,
+                          initial_accumulator_value=0.1, l1_regularization_strength=0.0,
+                          l2_regularization_strength=0.0,
+                          l2_shrinkage_regularization_strength=0.0, beta=0.0),
+                     own=('learning_rate_power', 'initial_accumulator_value',
+                          'l1_regularization_strength', 'l2_regularization_strength',
+                          'l2_shrinkage_regularization_strength', 'beta'),
+                     name='Ftrl', update_rule=algorithms.ftrl_rule)
+Adafactor = _tf_optimizer(algorithms.RuleBase,
+                          dict(learning_rate=0.001, beta_2_decay=-0.8, epsilon_1=1e-30,
+                               epsilon_2=1e-3, clip_threshold=1.0, relative_step=True),
+                          own=('beta_2_decay', 'epsilon_1', 'epsilon_2', 'clip_threshold',
+                               'relative_step'),
+                          name='Adafactor', update_rule=algorithms.adafactor_rule)
+
 _CLASSES = {c.__name__.lower(): c for c in (SGD, RMSprop, Adagrad, Adadelta, Adam, AdamW,
-                                            Adamax, Nadam)}
+                                            Adamax, Nadam, Lion, Ftrl, Adafactor)}
 
 
 def serialize(optimizer):
@@ -423,7 +475,9 @@ def get(identifier):
 
 def __getattr__(name):
     """`optimizers.legacy` (tf.keras 2.11+) and `optimizers.experimental` (2.9+), loaded on
-    first use: they re-export this module's classes."""
+    first use: they re-export this module's classes. Other names: the documented error."""
     if name in ('legacy', 'experimental'):
         return importlib.import_module(__name__ + '.' + name)
-    raise AttributeError('module %r has no attribute %r' % (__name__, name))
+    if name.startswith('__'):
+        raise AttributeError(name)
+    raise missing_name(missing('tf.keras.optimizers.' + name))

@@ -1,0 +1,38 @@
+"""tf.keras' metric results (torchk.keras.metrics): a mean of no values is 0."""
+import numpy as np
+import pytest
+
+import torchk.keras as keras
+
+Y_TRUE = np.array([[0.], [1.], [1.], [0.]], 'float32')
+Y_PRED = np.array([[0.2], [0.8], [0.3], [0.1]], 'float32')
+
+
+@pytest.mark.parametrize('name, expected', [
+    ('Mean', np.mean(Y_PRED)),
+    ('BinaryAccuracy', 0.75),
+    ('Accuracy', 0.),
+    ('MeanSquaredError', np.mean((Y_TRUE - Y_PRED) ** 2)),
+    ('MeanAbsoluteError', np.mean(np.abs(Y_TRUE - Y_PRED))),
+    ('RootMeanSquaredError', np.sqrt(np.mean((Y_TRUE - Y_PRED) ** 2))),
+    ('Precision', 1.),
+    ('Recall', 0.5),
+    ('AUC', 1.),
+])
+def test_result_before_any_update_is_zero(name, expected):
+    metric = getattr(keras.metrics, name)()
+    assert float(metric.result()) == 0.
+    if name == 'Mean':
+        metric.update_state(Y_PRED)
+    else:
+        metric.update_state(Y_TRUE, Y_PRED)
+    assert float(metric.result()) == pytest.approx(expected, rel=1e-5)
+    metric.reset_state()
+    assert float(metric.result()) == 0.
+
+
+def test_sum_is_unchanged():
+    metric = keras.metrics.Sum()
+    assert float(metric.result()) == 0.
+    metric.update_state(Y_PRED)
+    assert float(metric.result()) == pytest.approx(Y_PRED.sum())

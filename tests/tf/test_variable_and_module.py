@@ -1,0 +1,95 @@
+"""`tf.Variable`'s TF semantics beyond its operators (slices assigned, lists and arrays as
+operands) and `tf.Module` (variables and submodules found by walking attributes)."""
+import numpy as np
+import pytest
+import torch
+
+import torchk.keras as keras
+import torchk.tf as tf
+
+VALUE = np.array([[1., 2.], [3., 4.], [5., 6.]], 'float32')
+
+
+@pytest.mark.parametrize('key, value', [
+    (slice(0, 2), [[9., 9.], [8., 8.]]),
+    ((slice(None), 0), [0., -1., -2.]),
+    ((1, 1), 7.),
+    ((slice(None), slice(1, None)), np.ones((3, 1))),
+], ids=['rows', 'column', 'element', 'float64_array'])
+def test_slice_assign(key, value):
+    v = tf.Variable(VALUE)
+    result = v[key].assign(value)
+    expected = VALUE.copy()
+    expected[key] = value
+    assert result is v and v.dtype == torch.float32
+    np.testing.assert_array_equal(v.numpy(), expected)
+
+
+def test_slice_assign_keeps_the_variable_trainable():
+    v = tf.Variable(VALUE)
+    v[0].assign([0., 0.])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(v * v)
+    np.testing.assert_array_equal(tape.gradient(loss, v).numpy(), 2 * v.numpy())
+
+
+@pytest.mark.parametrize('left', [[[1., 2.]], np.array([[1., 2.]]), tf.constant([[1., 2.]])],
+                         ids=['list', 'float64_array', 'tensor'])
+def test_matmul_of_a_list_or_array_and_a_variable(left):
+    w = tf.Variable([[1., 0.], [2., 1.]])
+    result = left @ w
+    assert isinstance(result, torch.Tensor) and result.dtype == torch.float32
+    np.testing.assert_array_equal(result.numpy(), [[5., 2.]])
+    np.testing.assert_array_equal((w @ [[1.], [1.]]).numpy(), [[1.], [3.]])
+    np.testing.assert_array_equal((w + [1., 1.]).numpy(), [[2., 1.], [3., 2.]])
+
+
+class Dense(tf.Module):
+    def __init__(self, units, name=None):
+        super().__init__(name=name)
+        self.w = tf.Variable(tf.ones([2, units]), name='w')
+        self.b = tf.Variable(tf.zeros([units]), trainable=False, name='b')
+
+    @tf.Module.with_name_scope
+    def __call__(self, x):
+        return tf.matmul(x, self.w) + self.b
+
+
+class Stack(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [Dense(2, name='first'), Dense(2, name='second')]
+        self.scale = tf.Variable(3.)
+        self.keras_layer = keras.layers.Dense(1)
+        self.keras_layer.build((None, 2))
+        self.shared = self.layers[0]  # listed once
+
+
+def test_module_finds_variables_and_submodules():
+    stack = Stack()
+    assert stack.name == 'stack' and stack.name_scope.name == 'stack/'
+    first, second = stack.layers
+    assert [m.name for m in stack.submodules if isinstance(m, tf.Module)] == ['first', 'second']
+    assert stack.keras_layer in stack.submodules and len(stack.submodules) == 3
+    expected = [first.b, first.w, second.b, second.w, stack.keras_layer.kernel,
+                stack.keras_layer.bias, stack.scale]
+    assert [id(v) for v in sorted(stack.variables, key=id)] == sorted(map(id, expected))
+    assert len(stack.variables) == 7
+    assert set(map(id, stack.trainable_variables)) == set(map(id, expected)) - {
+        id(first.b), id(second.b)}
+    with stack.name_scope:
+        np.testing.assert_array_equal(first(tf.ones([1, 2])).numpy(), [[2., 2.]])
+
+
+def test_module_name_is_checked():
+    with pytest.raises(ValueError, match="'2x' is not valid"):
+        tf.Module(name='2x')
+
+
+def test_get_shape_of_a_variable_and_of_a_keras_weight():
+    """keras-io's PixelCNN: `np.zeros(shape=self.conv.kernel.get_shape())`."""
+    assert tf.Variable(np.ones((2, 3))).get_shape().as_list() == [2, 3]
+    conv = keras.layers.Conv2D(2, 3)
+    conv.build((None, 5, 5, 1))
+    shape = conv.kernel.get_shape()
+    assert isinstance(shape, tf.TensorShape) and np.zeros(shape).shape == (3, 3, 1, 2)

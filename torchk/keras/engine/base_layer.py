@@ -1,0 +1,466 @@
+"""tf.keras 2's call conventions on Keras 2.3.1's `Layer.__call__` (`install` puts them there).
+
+Each difference from Keras 2.3.1 is one function here:
+- `bind_call_arguments`: positional arguments after `inputs` bind to `call`'s parameters by
+  name, as tf.keras binds them (`layer(logits, targets)`), and the inputs may be given by
+  the name of `call`'s first parameter (`layer(logits=..., targets=...)`); a layer that
+  tf.keras calls with tensors by keyword and Keras 2 with one input list
+  (`MultiHeadAttention(query, value, key=..., attention_mask=...)`) is given the list.
+- `flatten_call` (calls with tensor arguments): tensors among the keyword arguments, and an
+  explicit `mask`, are inputs of the call, as in tf.keras. They join the node's input tensors,
+  and the node's arguments keep where each goes (`CALL_SPEC`), so that a functional model
+  replays the call (`functional.py`) and saves and loads it.
+- `training_context`: a call without `training` takes the enclosing call's, as tf.keras
+  propagates it into nested calls; a layer whose `call` has no `training` parameter (a
+  functional model) passes the value given to the layers it calls (kept in its node); a
+  `call` whose `training` parameter has no default gets None (the learning phase) when no
+  value is given, as tf.keras always passes one.
+- eager calls (values, not symbols: `eager.call_layer`) take the `_keras_mask` of their
+  inputs as their mask, and their outputs carry the mask they compute, as in tf.keras.
+- `add_weight_with_tf_keras_defaults`: `add_weight` without an initializer initialises
+  floating weights with `glorot_uniform` and others with zeros, without a shape makes a
+  scalar, and takes (and has no use for) tf.keras' distribution arguments.
+- `node_of_tuple_outputs`: a `call` that returns a tuple of tensors has that many outputs.
+- a Keras tensor's `_keras_mask` is the mask computed for it (`eager.mask_of`).
+- `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
+- `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
+  next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
+"""
+import contextlib
+import functools
+import inspect
+import threading
+
+import numpy as np
+import torch
+
+import keras
+from keras import backend as K
+from keras.engine import base_layer
+from keras.layers import convolutional_recurrent, recurrent, wrappers
+from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
+
+from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
+                                listed_keyword_tensors)
+from ... import graph
+from .. import eager
+
+_context = threading.local()
+
+
+@contextlib.contextmanager
+def training_context(training):
+    """Within this block a layer called without `training` is called with `training`
+    (None keeps the enclosing block's)."""
+    previous = getattr(_context, 'training', None)
+    if training is not None:
+        _context.training = training
+    try:
+        yield
+    finally:
+        _context.training = previous
+
+
+def current_training():
+    """The `training` of the enclosing call (None outside any call that set one)."""
+    return getattr(_context, 'training', None)
+
+
+@functools.lru_cache(maxsize=None)
+def _positional_parameters(call):
+    """The names of a `call` function's parameters after `self` and `inputs` that may be
+    given by position."""
+    parameters = list(inspect.signature(call).parameters.values())[2:]
+    if any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return None
+    return tuple(p.name for p in parameters
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+@functools.lru_cache(maxsize=None)
+def _requires_training(call):
+    """Whether a `call` function has a `training` parameter without a default."""
+    parameter = inspect.signature(call).parameters.get('training')
+    return parameter is not None and parameter.default is parameter.empty
+
+
+@functools.lru_cache(maxsize=None)
+def _first_parameter(call):
+    """The name of a `call` function's first parameter after `self` (its inputs, which
+    tf.keras also takes by that name), or None."""
+    parameters = list(inspect.signature(call).parameters.values())[1:2]
+    if parameters and parameters[0].kind in (parameters[0].POSITIONAL_ONLY,
+                                             parameters[0].POSITIONAL_OR_KEYWORD):
+        return parameters[0].name
+    return None
+
+
+def _keyword_list_class(layer):
+    return next((cls.__name__ for cls in type(layer).__mro__
+                 if cls.__name__ in CALL_TENSOR_KEYWORDS), None)
+
+
+def bind_call_arguments(layer, args, kwargs):
+    """tf.keras' reading of `layer(*args, **kwargs)`: the inputs (the first argument, or
+    `inputs=`), and every other argument by name.
+
+    # Returns
+        `(inputs, keywords)`.
+
+    # Raises
+        TypeError: if the call has no inputs, too many positional arguments, or one given
+            both by position and by name.
+    """
+    keywords = dict(kwargs)
+    if not args:
+        first = _first_parameter(getattr(type(layer).call, '__func__', type(layer).call))
+        name = next((n for n in (first, 'inputs') if n in keywords), None)
+        if name is None:
+            raise TypeError('%s (%s) was called without inputs (`%s`).'
+                            % (type(layer).__name__, layer.name, first or 'inputs'))
+        args = (keywords.pop(name),)
+    inputs, rest = args[0], args[1:]
+    if isinstance(inputs, tuple) and _holds_only(inputs, _is_keras_tensor):
+        inputs = list(inputs)  # Keras 2.3.1 takes a list of input tensors, tf.keras any tuple
+    listing = _keyword_list_class(layer)
+    if listing is not None:
+        names = tuple(keyword for keyword, _ in CALL_TENSOR_KEYWORDS[listing])
+    elif rest:
+        names = _positional_parameters(getattr(type(layer).call, '__func__', type(layer).call))
+        if names is None:
+            raise TypeError('%s (%s): its call takes *args; tf.keras binds the arguments after '
+                            'inputs by name, give them by keyword.'
+                            % (type(layer).__name__, layer.name))
+    else:
+        names = ()
+    if len(rest) > len(names):
+        raise TypeError('%s (%s).call takes %d positional argument(s) after inputs (%s); got %d.'
+                        % (type(layer).__name__, layer.name, len(names), ', '.join(names),
+                           len(rest)))
+    for name, value in zip(names, rest):
+        if name in keywords:
+            raise TypeError('%s (%s) got the argument %r both by position and by name.'
+                            % (type(layer).__name__, layer.name, name))
+        keywords[name] = value
+    if listing is not None:
+        listed = listed_keyword_tensors(listing, keywords)
+        missing = [keyword for keyword, tensor in listed if tensor is None]
+        if missing:
+            raise ValueError('%s (%s) was called without the tensor %r, which Keras 2 takes in '
+                             'its input list before %r.' % (type(layer).__name__, layer.name,
+                                                           missing[0], listed[-1][0]))
+        if listed:
+            inputs = [inputs] + [tensor for _, tensor in listed]
+    return inputs, keywords
+
+
+def _holds_only(value, is_tensor):
+    leaves = eager.leaves(value)
+    return bool(leaves) and all(is_tensor(leaf) for leaf in leaves)
+
+
+def _is_keras_tensor(value):
+    return hasattr(value, '_keras_history')
+
+
+def _is_eager_tensor(value):
+    return isinstance(value, (torch.Tensor, np.ndarray))
+
+
+def flatten_call(inputs, tensors, mask=None):
+    """The flat list of a call's tensors and its `CALL_SPEC`.
+
+    # Arguments
+        inputs: the call's inputs (a tensor, or lists and dicts of them).
+        tensors: `{keyword: tensor(s)}`, the call's other tensor arguments.
+        mask: the mask given for `inputs` (or None).
+    """
+    flat = []
+
+    def template(value):
+        return call_template(value, lambda v: not isinstance(v, (list, tuple, dict)), flat)
+    spec = {'inputs': template(inputs),
+            'keywords': {k: template(v) for k, v in sorted(tensors.items())}}
+    if mask is not None:
+        spec['mask'] = template(mask)
+    return flat, spec
+
+
+def unflatten_call(spec, flat, flat_masks=None):
+    """`(inputs, tensor keywords, inputs' mask)` of a call from its flat tensors (and their
+    masks, for the inputs' mask when the call was given none)."""
+    flat = to_list(flat)
+    inputs = call_filled(spec['inputs'], flat)
+    keywords = {k: call_filled(t, flat) for k, t in spec['keywords'].items()}
+    if 'mask' in spec:
+        mask = call_filled(spec['mask'], flat)
+    elif flat_masks is not None:
+        mask = call_filled(spec['inputs'], to_list(flat_masks))
+    else:
+        mask = None
+    return inputs, keywords, mask
+
+
+def _is_all_none(mask):
+    return all(m is None for m in eager.leaves(mask))
+
+
+def call_with_spec(layer, flat, spec, constants):
+    """Calls `layer` on symbols the tf.keras way (see `CALL_SPEC`), recording one node whose
+    inputs are the flat tensors.
+
+    # Arguments
+        layer: a Keras layer.
+        flat: the call's tensors (Keras tensors), as `flatten_call` lists them.
+        spec: their `CALL_SPEC`.
+        constants: the call's other keyword arguments.
+
+    # Returns
+        The outputs of `layer.call`.
+    """
+    flat_masks = to_list(base_layer._collect_previous_mask(flat))
+    inputs, tensors, mask = unflatten_call(spec, flat, flat_masks)
+    kwargs = dict(constants, **tensors)
+    if not _is_all_none(mask) and has_arg(layer.call, 'mask'):
+        kwargs['mask'] = mask
+    with K.name_scope(layer.name), training_context(spec.get('training')):
+        if not layer.built:
+            layer.assert_input_compatibility(inputs)
+            layer.build(unpack_singleton([K.int_shape(x) for x in to_list(inputs)]))
+            layer.built = True
+            if layer._initial_weights is not None:
+                layer.set_weights(layer._initial_weights)
+        layer.assert_input_compatibility(inputs)
+        outputs = layer.call(inputs, **kwargs)
+        output_mask = layer.compute_mask(inputs, None if _is_all_none(mask) else mask)
+        given = {id(x) for x in flat}
+        flat_outputs = [K.identity(x) if id(x) in given else x for x in to_list(outputs)]
+        outputs = unpack_singleton(flat_outputs)
+        if not isinstance(output_mask, (list, tuple)) and len(flat_outputs) > 1:
+            output_mask = [output_mask] * len(flat_outputs)
+        layer._add_inbound_node(
+            input_tensors=flat, output_tensors=flat_outputs, input_masks=flat_masks,
+            output_masks=output_mask, input_shapes=[K.int_shape(x) for x in flat],
+            output_shapes=[K.int_shape(x) for x in flat_outputs],
+            arguments=dict(constants, **{CALL_SPEC: spec}))
+        if getattr(layer, 'activity_regularizer', None) is not None:
+            with K.name_scope('activity_regularizer'):
+                layer.add_loss([layer.activity_regularizer(x) for x in flat_outputs],
+                               inputs=flat)
+    return outputs
+
+
+def _training_given(training):
+    """`training` as a node keeps it: Python truth values only."""
+    return bool(training) if isinstance(training, (bool, int, np.bool_)) else None
+
+
+def _call_symbolically(layer, keras_call, inputs, keywords):
+    accepts_training = has_arg(layer.call, 'training')
+    training = keywords.get('training')
+    if training is None and accepts_training and current_training() is not None:
+        keywords['training'] = training = current_training()
+    if not accepts_training:
+        keywords.pop('training', None)
+    elif 'training' not in keywords and _requires_training(
+            getattr(type(layer).call, '__func__', type(layer).call)):
+        keywords['training'] = None  # tf.keras passes it always (None: the learning phase)
+    mask = keywords.get('mask')
+    if mask is not None and _holds_only(mask, _is_keras_tensor):
+        del keywords['mask']
+    else:
+        mask = None
+    tensors = {k: v for k, v in keywords.items()
+               if k not in ('training', 'mask') and _holds_only(v, _is_keras_tensor)}
+    given_training = None if accepts_training else _training_given(training)
+    if not tensors and mask is None and given_training is None:
+        with training_context(training):
+            return keras_call(layer, inputs, **keywords)
+    constants = {k: v for k, v in keywords.items() if k not in tensors}
+    flat, spec = flatten_call(inputs, tensors, mask)
+    if given_training is not None:
+        spec['training'] = given_training
+    return call_with_spec(layer, flat, spec, constants)
+
+
+def _keras_masks(inputs):
+    """The `_keras_mask`s of eager inputs, nested as `inputs` (None if none has one)."""
+    masks = eager.map_structure(lambda x: getattr(x, '_keras_mask', None), inputs)
+    return None if _is_all_none(masks) else masks
+
+
+def _call_eagerly(layer, inputs, keywords):
+    training = keywords.pop('training', None)
+    if training is None:
+        training = current_training()
+    training = eager.training_value(training)
+    mask = keywords.pop('mask', None)
+    if mask is None:
+        mask = _keras_masks(inputs)
+    elif not _holds_only(mask, _is_eager_tensor):
+        keywords['mask'], mask = mask, None
+    tensors = {k: v for k, v in keywords.items() if _holds_only(v, _is_eager_tensor)}
+    constants = {k: v for k, v in keywords.items() if k not in tensors}
+    if has_arg(layer.call, 'training'):
+        constants['training'] = training
+    if not tensors and mask is None:
+        if isinstance(inputs, dict) and getattr(layer, '_is_graph_network', False):
+            inputs = [inputs[name] for name in layer.input_names]
+        values, spec = inputs, None
+    else:
+        values, spec = flatten_call(inputs, tensors, mask)
+        constants[CALL_SPEC] = spec
+
+    def trace(symbols):
+        with training_context(training):
+            return layer(symbols, **constants)
+    return eager.call_layer(layer, values, training, repr(sorted(constants.items())), trace)
+
+
+def compute_mask_if_supported(self, inputs, mask=None):
+    """`Layer.compute_mask` as tf.keras' layers apply it: the mask passes through a layer
+    that supports masking, and stops at one that does not."""
+    return mask if self.supports_masking else None
+
+
+# tf.keras' `add_weight` arguments about distribution and graph variables: one device,
+# eager variables, nothing to do with them.
+_VARIABLE_PLACEMENT_ARGUMENTS = frozenset(('use_resource', 'synchronization', 'aggregation',
+                                           'partitioner', 'experimental_autocast', 'caching_device'))
+
+
+def _placement_arguments_checked(layer, kwargs):
+    unknown = sorted(set(kwargs) - _VARIABLE_PLACEMENT_ARGUMENTS)
+    if unknown:
+        raise TypeError('%s (%s).add_weight got unexpected arguments %s.'
+                        % (type(layer).__name__, layer.name, unknown))
+
+
+def _is_floating(dtype):
+    """True for a floating dtype (a name, numpy's, torch's or TF's), or None (floatx)."""
+    name = K.floatx() if dtype is None else str(getattr(dtype, 'name', dtype))
+    return name.replace('torch.', '').startswith(('float', 'bfloat', 'half', 'double'))
+
+
+def add_weight_with_tf_keras_defaults(keras_add_weight):
+    """`Layer.add_weight` with tf.keras' defaults: no `initializer` is `glorot_uniform` for a
+    floating dtype (the layer's, if none is given) and `zeros` otherwise, where Keras 2.3.1
+    raises; no `shape` is a scalar; `trainable=None` is True."""
+    @functools.wraps(keras_add_weight)
+    def add_weight(self, name=None, shape=None, dtype=None, initializer=None,
+                   regularizer=None, trainable=None, constraint=None, **kwargs):
+        _placement_arguments_checked(self, kwargs)
+        if initializer is None:
+            initializer = 'glorot_uniform' if _is_floating(dtype or self.dtype) else 'zeros'
+        return keras_add_weight(self, name=name, shape=() if shape is None else shape,
+                                dtype=dtype, initializer=initializer, regularizer=regularizer,
+                                trainable=True if trainable is None else trainable,
+                                constraint=constraint)
+    return add_weight
+
+
+def metric_add_weight_with_tf_keras_arguments(keras_add_weight):
+    """`Metric.add_weight` taking (and having no use for) tf.keras' distribution
+    arguments."""
+    @functools.wraps(keras_add_weight)
+    def add_weight(self, name, shape=(), initializer=None, dtype=None, **kwargs):
+        _placement_arguments_checked(self, kwargs)
+        return keras_add_weight(self, name, shape=shape, initializer=initializer, dtype=dtype)
+    return add_weight
+
+
+def _recorded_call_first(layer_call):
+    """A layer class's own `__call__` (Keras' recurrent layers and `Bidirectional` read a
+    list input as `[inputs, states...]`) passes a recorded call, whose flat tensors
+    `CALL_SPEC` reads, straight to `Layer.__call__`. A recurrent layer called on a tuple
+    (tf.keras' nested input, for a cell of nested inputs) is refused by name."""
+    @functools.wraps(layer_call)
+    def __call__(self, *args, **kwargs):
+        if CALL_SPEC in kwargs:
+            return base_layer.Layer.__call__(self, *args, **kwargs)
+        if (args and type(args[0]) is tuple and len(args[0]) > 1
+                and isinstance(self, (recurrent.RNN, convolutional_recurrent.ConvRNN2D))):
+            raise NotImplementedError(
+                '%s (%s) was called on a tuple of %d tensors, which tf.keras takes for one '
+                'nested input to a cell of nested inputs and outputs; torchk does not support '
+                'nested RNN inputs. Pass one tensor (concatenate the features), or a list '
+                '[inputs, *initial_states].' % (type(self).__name__, self.name, len(args[0])))
+        return layer_call(self, *args, **kwargs)
+    return __call__
+
+
+def node_of_tuple_outputs(keras_add_inbound_node):
+    """Keras 2.3.1's `Layer._add_inbound_node`, taking a tuple of output tensors (a `call`
+    returning `output, kernel`) as that many outputs, each with its own shape; Keras took
+    the tuple for one tensor."""
+    @functools.wraps(keras_add_inbound_node)
+    def _add_inbound_node(self, input_tensors, output_tensors, input_masks, output_masks,
+                          input_shapes, output_shapes, arguments=None):
+        if isinstance(output_tensors, tuple):
+            output_tensors = list(output_tensors)
+            output_shapes = [K.int_shape(tensor) for tensor in output_tensors]
+            if not isinstance(output_masks, (list, tuple)):
+                output_masks = [output_masks] * len(output_tensors)
+        return keras_add_inbound_node(self, input_tensors, output_tensors, input_masks,
+                                      output_masks, input_shapes, output_shapes, arguments)
+    return _add_inbound_node
+
+
+def add_metric_with_aggregation(keras_add_metric):
+    """Keras 2.3.1's `add_metric`, taking tf.keras' `aggregation`: `'mean'` (the mean over
+    the epoch's batches, Keras' way) or None; tf.keras accepts no other."""
+    @functools.wraps(keras_add_metric)
+    def add_metric(self, value, name=None, aggregation=None, **kwargs):
+        if aggregation not in (None, 'mean'):
+            raise ValueError("add_metric: aggregation must be 'mean' or None; got %r."
+                             % (aggregation,))
+        return keras_add_metric(self, value, name=name, **kwargs)
+    return add_metric
+
+
+def install():
+    """Puts tf.keras' call conventions on Keras 2.3.1's `Layer.__call__` (see the module
+    docstring); calls on values compute at once (`eager.call_layer`)."""
+    keras_call = base_layer.Layer.__call__
+    if getattr(keras_call, '_torchk_tf_keras', False):
+        return
+
+    def __call__(self, *args, **kwargs):
+        spec = kwargs.pop(CALL_SPEC, None)
+        if spec is not None:  # a recorded call, replayed on its flat tensors
+            return _call_recorded(self, to_list(args[0]), spec, kwargs)
+        inputs, keywords = bind_call_arguments(self, args, kwargs)
+        if eager.is_eager(inputs):
+            return _call_eagerly(self, inputs, keywords)
+        training = keywords.get('training')
+        if training is None:
+            training = current_training()
+        with eager.tracing():
+            outputs = _call_symbolically(self, keras_call, inputs, keywords)
+        eager.record_layer_state(self, inputs, training)
+        return outputs
+    __call__.__doc__ = keras_call.__doc__
+    __call__._torchk_tf_keras = True
+    base_layer.Layer.__call__ = __call__
+    base_layer.Layer.compute_mask = compute_mask_if_supported
+    graph.KerasTensor._keras_mask = property(eager.mask_of)
+    base_layer.Layer._add_inbound_node = node_of_tuple_outputs(
+        base_layer.Layer._add_inbound_node)
+    for layer_class in (convolutional_recurrent.ConvRNN2D, recurrent.RNN, wrappers.Bidirectional):
+        layer_class.__call__ = _recorded_call_first(layer_class.__call__)
+    base_layer.Layer.add_weight = add_weight_with_tf_keras_defaults(base_layer.Layer.add_weight)
+    base_layer.Layer.add_metric = add_metric_with_aggregation(base_layer.Layer.add_metric)
+    keras.metrics.Metric.add_weight = metric_add_weight_with_tf_keras_arguments(
+        keras.metrics.Metric.add_weight)
+
+
+def _call_recorded(layer, flat, spec, kwargs):
+    """A call given its flat tensors and `CALL_SPEC` (a saved node loading, or an eager
+    call's placeholders)."""
+    training = kwargs.get('training')
+    if not has_arg(layer.call, 'training'):
+        kwargs.pop('training', None)
+        if _training_given(training) is not None:
+            spec = dict(spec, training=_training_given(training))
+    with eager.tracing():
+        return call_with_spec(layer, flat, spec, kwargs)
