@@ -1,5 +1,5 @@
-"""torchk.applications' models train (the loss of a fixed batch falls), save and load
-(.h5), stochastic depth and dropout included."""
+"""torchk.applications' models train (the training loss of a fixed batch falls), save and
+load (.h5), stochastic depth and dropout included."""
 import numpy as np
 import pytest
 
@@ -24,8 +24,12 @@ def test_trains_saves_and_loads(build, custom_objects, tmp_path):
     model.compile(keras.optimizers.Adam(1e-3), 'sparse_categorical_crossentropy')
     first = model.evaluate(IMAGES, LABELS, verbose=0)
     history = model.fit(IMAGES, LABELS, batch_size=8, epochs=5, verbose=0)
-    assert np.isfinite(history.history['loss']).all()
-    assert model.evaluate(IMAGES, LABELS, verbose=0) < first
+    losses = history.history['loss']
+    assert np.isfinite(losses).all() and np.isfinite(first)
+    # The training-mode loss falls. evaluate's need not after 5 steps: the batch-norm
+    # moving statistics have barely moved (tf_keras' EfficientNetB0 on this batch, seeds
+    # 0-2: evaluate 1.089, 1.162, 1.097 from 1.0986; the training loss fell in each).
+    assert losses[-1] < losses[0]
     path = str(tmp_path / 'model.h5')
     model.save(path)
     loaded = keras.models.load_model(path, custom_objects=custom_objects)
