@@ -308,17 +308,32 @@ def _kernel_details(kernel, layout, data_format):
                                                            data_format)
 
 
+def _groups(name, channels, kernel, data_format):
+    """The groups of a convolution, as TensorFlow infers them: the input channels are a
+    multiple of the kernel's, `(*spatial, channels / groups, filters)`, and each of the
+    `groups` slices of consecutive input channels makes `filters / groups` outputs."""
+    kernel_channels, filters = kernel.shape[-2], kernel.shape[-1]
+    if kernel_channels == channels:
+        return 1
+    if kernel_channels and channels % kernel_channels == 0 \
+            and filters % (channels // kernel_channels) == 0:
+        return channels // kernel_channels
+    details = _kernel_details(kernel, '(*spatial, in / groups, out)', data_format)
+    _check_equal(name, 'input channels', channels, "the kernel's input channels",
+                 kernel_channels, lambda: 'or that times a number of groups dividing the '
+                 "kernel's output channels; " + details())
+
+
 def _conv(name, rank, x, kernel, strides, padding, data_format, dilation_rate,
           paddings=_PADDINGS, bias=None, activation=None, packed_weights=None):
     x_cf, strides, dilation_rate = _conv_arguments(name, rank, x, strides, padding,
                                                    data_format, dilation_rate, paddings)
     kernel = _tensor(kernel)
     _check_rank(kernel, rank + 2, name, 'kernel')
-    _check_equal(name, 'input channels', x_cf.shape[1], "the kernel's input channels",
-                 kernel.shape[-2], _kernel_details(kernel, '(*spatial, in, out)', data_format))
+    groups = _groups(name, x_cf.shape[1], kernel, data_format)
     validation.check_window_fits(name, 'kernel', x_cf.shape[2:], kernel.shape[:-2],
                                  dilation_rate, padding)
-    y = _convolve(x_cf, _torch_kernel(kernel), strides, padding, dilation_rate,
+    y = _convolve(x_cf, _torch_kernel(kernel), strides, padding, dilation_rate, groups=groups,
                   bias=None if bias is None else _tensor(bias), activation=activation,
                   packed_weights=packed_weights)
     return _from_channels_first(y, data_format)

@@ -8,7 +8,7 @@ from keras import backend as K
 
 from torchk.layers import (CenterCrop, Normalization, RandomBrightness, RandomContrast,
                            RandomCrop, RandomFlip, RandomHeight, RandomRotation,
-                           RandomTranslation, RandomWidth, RandomZoom, Resizing)
+                           RandomTranslation, RandomWidth, RandomZoom, Rescaling, Resizing)
 
 IMAGES = np.random.RandomState(0).uniform(0., 255., (16, 5, 6, 3)).astype('float32')
 
@@ -128,3 +128,17 @@ def test_normalization_takes_adapted_statistics_from_weights():
     layer.set_weights([mean, variance, np.array(7)])
     np.testing.assert_allclose(model.predict(IMAGES[:2]),
                                (IMAGES[:2] - mean) / np.sqrt(variance), rtol=1e-6)
+
+
+@pytest.mark.parametrize('scale, offset', [([0.5, 2., -1.], 1.), (0.25, [1., 2., 3.]),
+                                           ([[[0.5]], [[2.]], [[-1.]]], 0.)],
+                         ids=['per_channel_scale', 'per_channel_offset', 'channels_first'])
+def test_rescaling_broadcasts_lists_against_the_last_axes(scale, offset, tmp_path):
+    images = IMAGES[:2].transpose(0, 3, 1, 2) if np.ndim(scale) == 3 else IMAGES[:2]
+    inputs = keras.Input(images.shape[1:])
+    model = keras.Model(inputs, Rescaling(scale, offset=offset)(inputs))
+    expected = images * np.asarray(scale, 'float32') + np.asarray(offset, 'float32')
+    np.testing.assert_allclose(model.predict(images), expected, rtol=1e-6)
+    model.save(str(tmp_path / 'rescaling.h5'))
+    loaded = keras.models.load_model(str(tmp_path / 'rescaling.h5'))
+    np.testing.assert_allclose(loaded.predict(images), expected, rtol=1e-6)

@@ -24,7 +24,8 @@ def _initializer(class_name, **config):
      _layer('InputLayer', batch_input_shape=[None, 3])),
     (_layer('InputLayer', batch_shape=[None, 3]),
      _layer('InputLayer', batch_input_shape=[None, 3])),
-    (_layer('Conv2D', groups=1, filters=2), _layer('Conv2D', filters=2)),
+    (_layer('SeparableConv2D', groups=1, filters=2), _layer('SeparableConv2D', filters=2)),
+    (_layer('Conv2D', groups=2, filters=2), _layer('Conv2D', groups=2, filters=2)),
     (_layer('LSTM', time_major=False, unroll=True), _layer('LSTM', unroll=True)),
     (_layer('BatchNormalization', axis=[3], fused=None, renorm=False),
      _layer('BatchNormalization', axis=3)),
@@ -48,7 +49,7 @@ def test_layer_rule_translates(saved, expected):
 
 
 @pytest.mark.parametrize('saved, message', [
-    (_layer('Conv2D', groups=2), r"'the_layer' \(Conv2D\).*groups=2"),
+    (_layer('DepthwiseConv2D', groups=2), r"'the_layer' \(DepthwiseConv2D\).*groups=2"),
     (_layer('LSTM', time_major=True), r"'the_layer' \(LSTM\).*time_major=True"),
     (_layer('BatchNormalization', axis=[1, 2]), r"'the_layer'.*axis=\[1, 2\]"),
 ])

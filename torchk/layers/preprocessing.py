@@ -170,6 +170,11 @@ def _as_floatx(inputs):
     return inputs if K.dtype(inputs) == K.floatx() else K.cast(inputs, K.floatx())
 
 
+def _floatx_constant(value):
+    """A float as it is, a list of floats as a floatx constant."""
+    return value if np.ndim(value) == 0 else K.constant(np.asarray(value, K.floatx()))
+
+
 class _Preprocessing(Layer):
     """Base of the layers here: masks pass through, configs add `_config_keys`."""
 
@@ -189,8 +194,9 @@ class Rescaling(_Preprocessing):
     """Multiplies its input by `scale` and adds `offset` (`x * scale + offset`).
 
     # Arguments
-        scale: float.
-        offset: float.
+        scale: float, or a (nested) list of floats broadcast against the input's last axes
+            (one per channel: EfficientNet's ImageNet input scaling).
+        offset: float, or a (nested) list as `scale`.
         **kwargs: the base layer's arguments.
     """
 
@@ -202,7 +208,7 @@ class Rescaling(_Preprocessing):
         self.offset = offset
 
     def call(self, inputs):
-        return _as_floatx(inputs) * self.scale + self.offset
+        return _as_floatx(inputs) * _floatx_constant(self.scale) + _floatx_constant(self.offset)
 
     def compute_output_shape(self, input_shape):
         return input_shape
