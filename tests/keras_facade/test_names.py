@@ -11,6 +11,8 @@ import os
 import sys
 import textwrap
 
+import numpy as np
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 with open(os.path.join(ROOT, 'tests', 'fixtures', 'tf_keras', 'names',
                        'public_names.json')) as _f:
@@ -103,3 +105,13 @@ def test_the_document_lists_the_missing_names():
 
 if __name__ == '__main__':
     sys.stdout.write(document())
+
+
+def test_tf_keras_aliases_are_the_same_objects():
+    """tf.keras 2.15 exports these under a second name."""
+    import torchk.keras as keras
+    assert keras.initializers.variance_scaling is keras.initializers.VarianceScaling
+    assert keras.preprocessing.image.smart_resize is keras.utils.image_utils.smart_resize
+    image = np.arange(48, dtype='float32').reshape(4, 4, 3)
+    np.testing.assert_allclose(keras.preprocessing.image.smart_resize(image, (2, 2)),
+                               image.reshape(2, 2, 2, 2, 3).mean((1, 3)), rtol=1e-6)
