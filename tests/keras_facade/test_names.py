@@ -11,6 +11,9 @@ import os
 import sys
 import textwrap
 
+import numpy as np
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 with open(os.path.join(ROOT, 'tests', 'fixtures', 'tf_keras', 'names',
                        'public_names.json')) as _f:
@@ -103,3 +106,34 @@ def test_the_document_lists_the_missing_names():
 
 if __name__ == '__main__':
     sys.stdout.write(document())
+
+
+def test_tf_keras_aliases_are_the_same_objects():
+    """tf.keras 2.15 exports these under a second name."""
+    import torchk.keras as keras
+    assert keras.initializers.variance_scaling is keras.initializers.VarianceScaling
+    assert keras.preprocessing.image.smart_resize is keras.utils.image_utils.smart_resize
+    image = np.arange(48, dtype='float32').reshape(4, 4, 3)
+    np.testing.assert_allclose(keras.preprocessing.image.smart_resize(image, (2, 2)),
+                               image.reshape(2, 2, 2, 2, 3).mean((1, 3)), rtol=1e-6)
+
+
+def test_backend_focal_crossentropies_and_bernoulli():
+    """tf.keras 2.15's `backend.binary_focal_crossentropy` (element-wise) and
+    `categorical_focal_crossentropy` (per sample), against their formulas in numpy."""
+    import torchk.keras as keras
+    K = keras.backend
+    target = np.array([[1., 0.], [0., 1.]], 'float32')
+    output = np.array([[0.8, 0.3], [0.4, 0.9]], 'float32')
+    p_t = np.where(target == 1, output, 1 - output)
+    binary = -(1 - p_t) ** 2 * np.log(p_t)
+    np.testing.assert_allclose(K.eval(K.binary_focal_crossentropy(
+        K.constant(target), K.constant(output))), binary, rtol=1e-5)
+    normalized = output / output.sum(-1, keepdims=True)
+    categorical = (0.25 * (1 - normalized) ** 2 * -target * np.log(normalized)).sum(-1)
+    np.testing.assert_allclose(K.eval(K.categorical_focal_crossentropy(
+        K.constant(target), K.constant(output))), categorical, rtol=1e-5)
+    draws = K.eval(K.random_bernoulli((200, 100), p=0.3))
+    assert set(np.unique(draws)) == {0., 1.} and abs(draws.mean() - 0.3) < 0.02
+    with pytest.raises(ValueError, match='p must be'):
+        K.random_bernoulli((2,), p=1.5)

@@ -3,7 +3,8 @@
 `GlorotUniform()`, `HeNormal()`, ... are Keras' `VarianceScaling` with the same scale, mode
 and distribution (Keras 2.3.1's 'normal' is tf.keras' 'truncated_normal'; saved as
 `VarianceScaling`); `RandomNormal` and `RandomUniform` take tf.keras'
-defaults (stddev 0.05, range +-0.05), as Keras 2.3.1's do.
+defaults (stddev 0.05, range +-0.05), as Keras 2.3.1's do; `variance_scaling` is
+`VarianceScaling`, as in tf.keras.
 """
 from keras import initializers as _keras_initializers
 from keras.initializers import VarianceScaling
@@ -26,6 +27,7 @@ HeUniform = _variance_scaling('HeUniform', 2., 'fan_in', 'uniform')
 HeNormal = _variance_scaling('HeNormal', 2., 'fan_in', 'normal')
 LecunUniform = _variance_scaling('LecunUniform', 1., 'fan_in', 'uniform')
 LecunNormal = _variance_scaling('LecunNormal', 1., 'fan_in', 'normal')
+variance_scaling = VarianceScaling
 
 reexport(globals(), _keras_initializers, exclude=('VarianceScaling',))
 globals()['__all__'].append('VarianceScaling')

@@ -16,6 +16,20 @@ _DATASETS = ('boston_housing', 'cifar10', 'cifar100', 'fashion_mnist', 'imdb', '
              'reuters')
 
 
+# tf.keras 2.15's `reuters.get_label_names()`: the 46 newswire topics, in label order.
+_REUTERS_LABELS = (
+    'cocoa', 'grain', 'veg-oil', 'earn', 'acq', 'wheat', 'copper', 'housing', 'money-supply',
+    'coffee', 'sugar', 'trade', 'reserves', 'ship', 'cotton', 'carcass', 'crude', 'nat-gas',
+    'cpi', 'money-fx', 'interest', 'gnp', 'meal-feed', 'alum', 'oilseed', 'gold', 'tin',
+    'strategic-metal', 'livestock', 'retail', 'ipi', 'iron-steel', 'rubber', 'heat', 'jobs',
+    'lei', 'bop', 'zinc', 'orange', 'pet-chem', 'dlr', 'gas', 'silver', 'wpi', 'hog', 'lead')
+
+
+def _reuters_label_names():
+    """The Reuters newswire topics, indexed by label (tf.keras' `get_label_names`)."""
+    return _REUTERS_LABELS
+
+
 def _cache_directory():
     home = os.environ.get('KERAS_HOME', os.path.join(os.path.expanduser('~'), '.keras'))
     return os.path.join(home, 'datasets')
@@ -44,6 +58,8 @@ def _wrap(name):
     for attribute in ('get_word_index',):
         if hasattr(keras_module, attribute):
             setattr(module, attribute, getattr(keras_module, attribute))
+    if name == 'reuters':
+        module.get_label_names = _reuters_label_names
     reexport(vars(module), None)
     sys.modules[module.__name__] = module
     return module
