@@ -203,12 +203,8 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size, dropout_r
     else:
         x = model_parts.global_pooling(x, pooling)
     model = models.Model(inputs, x, name=model_name)
-    if weights == 'imagenet':
-        file_name = model_name + ('.h5' if include_top else '_notop.h5')
-        model_parts.load_weights(model, weights, file_name, WEIGHTS_URL + file_name,
-                                 WEIGHTS_HASHES[model_name[-2:]][0 if include_top else 1])
-    else:
-        model_parts.load_weights(model, weights)
+    model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL,
+                                   WEIGHTS_HASHES.get(model_name[-2:]))
     return model
 
 

@@ -147,6 +147,21 @@ def load_weights(model, weights, file_name=None, origin=None, file_hash=None):
     model.load_weights(path)
 
 
+def load_model_weights(model, weights, include_top, weights_url, weights_hashes):
+    """`load_weights` for the families whose ImageNet files are named after the model
+    (`<name>.h5` with the top, `<name>_notop.h5` without) under `weights_url`, with
+    `weights_hashes` (with the top, without; None: the model has no ImageNet weights)."""
+    if weights != 'imagenet':
+        load_weights(model, weights)
+        return
+    if weights_hashes is None:
+        raise ValueError('%s has no ImageNet weights; pass weights=None or a file\'s path.'
+                         % model.name)
+    file_name = model.name + ('.h5' if include_top else '_notop.h5')
+    load_weights(model, weights, file_name, weights_url + file_name,
+                 weights_hashes[0 if include_top else 1])
+
+
 def preprocess_input(x, data_format=None):
     """Returns `x` unchanged: this model rescales its inputs itself (the pixel values it
     expects are in [0, 255]); kept for tf.keras' API.

@@ -200,12 +200,7 @@ def RegNet(depths, widths, group_width, block_type, default_size, model_name='re
     else:
         x = model_parts.global_pooling(x, pooling, names=(None, None))
     model = models.Model(inputs, x, name=model_name)
-    if weights == 'imagenet':
-        file_name = model_name + ('.h5' if include_top else '_notop.h5')
-        model_parts.load_weights(model, weights, file_name, WEIGHTS_URL + file_name,
-                                 weights_hashes[0 if include_top else 1])
-    else:
-        model_parts.load_weights(model, weights)
+    model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL, weights_hashes)
     return model
 
 
