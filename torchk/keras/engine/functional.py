@@ -6,7 +6,8 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   node with a `CALL_SPEC` gets its inputs, keyword tensors and mask back; a layer whose
   `call` takes `training` and whose node kept none gets the enclosing call's; the
   `training` a node kept for a layer without that parameter (a nested model called with
-  `training=False`) is the context of the layers it calls.
+  `training=False`) is the context of the layers it calls; a call's nested outputs are the
+  node's flat outputs.
 - `get_config_in_tf_keras_form`: a node recorded with a `CALL_SPEC` is saved as tf.keras
   saves it (the keyword tensors among the call's arguments), which tf.keras loads, and
   torchk too (`torchk.saving.dialects` reads it back).
@@ -20,6 +21,7 @@ from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
+from ... import structure
 from ...saving import dialects
 from .base_layer import CALL_SPEC, current_training, training_context, unflatten_call
 
@@ -57,7 +59,7 @@ def replay_node(node, tensors, masks):
             kwargs['training'] = current_training()
         training = kwargs.get('training')
     with K.name_scope(layer.name), training_context(training):
-        outputs = to_list(layer.call(inputs, **kwargs))
+        outputs = structure.flatten(layer.call(inputs, **kwargs))
         output_masks = layer.compute_mask(inputs, mask)
         output_masks = ([None] * len(outputs) if output_masks is None
                         else to_list(output_masks))
