@@ -394,18 +394,18 @@ def metric_add_weight_with_tf_keras_arguments(keras_add_weight):
 def _recorded_call_first(layer_call):
     """A layer class's own `__call__` (Keras' recurrent layers and `Bidirectional` read a
     list input as `[inputs, states...]`) passes a recorded call, whose flat tensors
-    `CALL_SPEC` reads, straight to `Layer.__call__`. A recurrent layer called on a tuple
-    (tf.keras' nested input, for a cell of nested inputs) is refused by name."""
+    `CALL_SPEC` reads, straight to `Layer.__call__`. A convolutional recurrent layer called
+    on a tuple (a nested input, which tf.keras' `ConvRNN` does not take either) is refused
+    by name (`RNN` takes nested inputs: `torchk.keras.layers.recurrent`)."""
     @functools.wraps(layer_call)
     def __call__(self, *args, **kwargs):
         if CALL_SPEC in kwargs:
             return base_layer.Layer.__call__(self, *args, **kwargs)
         if (args and type(args[0]) is tuple and len(args[0]) > 1
-                and isinstance(self, (recurrent.RNN, convolutional_recurrent.ConvRNN2D))):
+                and isinstance(self, convolutional_recurrent.ConvRNN2D)):
             raise NotImplementedError(
                 '%s (%s) was called on a tuple of %d tensors, which tf.keras takes for one '
-                'nested input to a cell of nested inputs and outputs; torchk does not support '
-                'nested RNN inputs. Pass one tensor (concatenate the features), or a list '
+                'nested input; convolutional recurrent layers take one tensor, or a list '
                 '[inputs, *initial_states].' % (type(self).__name__, self.name, len(args[0])))
         return layer_call(self, *args, **kwargs)
     return __call__
