@@ -199,3 +199,24 @@ def test_model_configuration_round_trip_keeps_the_nested_call(cell):
     x = tf.nest.flatten([values, value_kwargs])
     _assert_matches(loaded.predict(x), leaves(model.predict(x)))
     _assert_matches(model.predict(x), _expected(arrays, 'masked_backwards'))
+
+
+@pytest.mark.parametrize('form', ['dict', 'pen'])
+def test_nested_inputs_of_a_mixed_policy_are_cast_for_the_float32_rnn(form):
+    """Under `mixed_bfloat16` torchk's `RNN` computes in float32 (`FLOAT32_LAYERS`): its
+    bfloat16 inputs, in a dict or a namedtuple, are cast to float32 as they are."""
+    arrays = _fixture('pen_cell')
+    keras.mixed_precision.set_global_policy('mixed_bfloat16')
+    try:
+        layer = keras.layers.RNN(MAKE_CELL['pen_cell'](), return_sequences=True)
+        inputs = tf.nest.map_structure(lambda x: torch.from_numpy(x).to(torch.bfloat16),
+                                       _inputs('pen_cell', arrays))
+        inputs = Pen(**inputs) if form == 'pen' else inputs
+        layer(inputs)
+        layer.set_weights(_indexed(arrays, 'w'))
+        outputs = tf.nest.flatten(layer(inputs))
+    finally:
+        keras.mixed_precision.set_global_policy('float32')
+    assert [x.dtype for x in outputs] == [torch.float32, torch.float32]
+    for value, reference in zip(outputs, _expected(arrays, 'namedtuple')):
+        np.testing.assert_allclose(value.detach().numpy(), reference, atol=3e-2, rtol=0)

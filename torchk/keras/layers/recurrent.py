@@ -25,6 +25,7 @@ from keras.engine.base_layer import InputSpec, Layer
 from keras.layers import recurrent
 from keras.utils.generic_utils import has_arg, to_list
 
+from ... import mixed_precision
 from ... import structure
 from .. import eager
 from ..engine.base_layer import CALL_SPEC, call_structured
@@ -348,13 +349,13 @@ def nested_structures():
         return call_structured(self, inputs, kwargs)
     __call__._torchk_nested = True
 
-    @functools.wraps(keras_rnn_call)
     def call(self, inputs, mask=None, training=None, initial_state=None, constants=None):
         split = _split_inputs(self, inputs, initial_state, constants)
         if not _is_nested(self, *split):
             return keras_rnn_call(self, inputs, mask=mask, training=training,
                                   initial_state=initial_state, constants=constants)
         return _nested_call(self, split[0], mask, training, split[1], split[2])
+    call.__doc__ = keras_rnn_call.__doc__  # not functools.wraps: it would copy the policy mark
 
     def _nested_shape(self, input_shape):
         shape = _inputs_shape(input_shape)
@@ -402,6 +403,7 @@ def nested_structures():
         return keras_assert(self, inputs)
 
     rnn.__call__, rnn.call, rnn.build = __call__, call, build
+    mixed_precision.call_in_layer_policy(rnn)
     rnn.compute_output_shape, rnn.compute_mask = compute_output_shape, compute_mask
     rnn.get_initial_state, rnn.reset_states = get_initial_state, reset_states
     rnn.states = property(states, keras_states.fset)
