@@ -10,7 +10,7 @@ import torchk
 
 PACKAGE = pathlib.Path(torchk.__file__).parent
 LOW_LEVEL = ['graph', 'variables', 'validation', 'math_ops', 'array_ops', 'nn_ops', 'conv_ops',
-             'random_ops', 'ctc', 'rnn_kernels', 'rnn_scan']
+             'random_ops', 'ctc', 'rnn_kernels', 'rnn_scan', 'structure']
 HIGH_LEVEL = ('torchk.function', 'torchk.program', 'torchk.passes')
 
 

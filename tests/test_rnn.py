@@ -1,10 +1,14 @@
-"""K.rnn, map_fn, foldl and foldr against keras' numpy_backend and numpy."""
+"""K.rnn (over tensors and over nested structures), map_fn, foldl and foldr against keras'
+numpy_backend and numpy."""
+import types
+
 import numpy as np
 import pytest
 import torch
 
 from reference import numpy_backend as npb
 from torchk import core as K
+from torchk import structure
 
 RNG = np.random.RandomState(0)
 INPUTS = RNG.randn(3, 6, 4).astype('float32')
@@ -56,6 +60,76 @@ def test_rnn_matches_numpy_backend(masked, go_backwards, two_states, with_consta
     np.testing.assert_allclose(got[1], expected[1], rtol=1e-5, atol=1e-6)
     for value, reference in zip(got[2:], expected[2]):
         np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
+
+
+NESTED = {'a': RNG.randn(3, 6, 2).astype('float32'),
+          'b': RNG.randn(3, 6, 3, 2).astype('float32')}
+NESTED_KERNEL = (RNG.randn(2, 2) * 0.5).astype('float32')
+NUMPY_OPS = types.SimpleNamespace(tanh=np.tanh, dot=np.dot, expand_dims=np.expand_dims)
+
+
+def nested_step(ops, kernel):
+    """A step over nested structures, for K and numpy: inputs `{'a', 'b'}`, states
+    `[h, (c,)]`, outputs `(h, {'c': c})`."""
+    def step(x_t, states):
+        h, (c,) = states
+        h = ops.tanh(ops.dot(x_t['a'], kernel) + h)
+        c = c * 0.5 + x_t['b'] * ops.expand_dims(h, 1)
+        return (h, {'c': c}), [h, (c,)]
+    return step
+
+
+def numpy_nested_rnn(step, inputs, states, mask, go_backwards):
+    """K.rnn's loop in numpy over nested structures: masked steps repeat the previous output
+    (zeros before the first) and keep the states."""
+    steps = range(6)[::-1] if go_backwards else range(6)
+    outputs, previous = [], None
+    for t in steps:
+        output, new_states = step({k: x[:, t] for k, x in inputs.items()}, states)
+        if mask is not None:
+            keep = mask[:, t]
+
+            def held(new, old):
+                return np.where(keep.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+            previous = previous or structure.map_structure(np.zeros_like, output)
+            output = structure.map_structure(held, output, previous)
+            new_states = structure.map_structure(held, new_states, states)
+        states, previous = new_states, output
+        outputs.append(output)
+    stacked = structure.map_structure(lambda *o: np.stack(o, axis=1), *outputs)
+    return outputs[-1], stacked, states
+
+
+@pytest.mark.parametrize('masked', [False, True])
+@pytest.mark.parametrize('go_backwards', [False, True])
+@pytest.mark.parametrize('unroll', [False, True])
+def test_rnn_over_nested_structures_matches_numpy(masked, go_backwards, unroll):
+    h0 = RNG.randn(3, 2).astype('float32')
+    c0 = RNG.randn(3, 3, 2).astype('float32')
+    expected = numpy_nested_rnn(nested_step(NUMPY_OPS, NESTED_KERNEL), NESTED,
+                                [h0, (c0,)], MASK if masked else None, go_backwards)
+
+    inputs = {'a': K.placeholder(shape=(None, 6 if unroll else None, 2)),
+              'b': K.placeholder(shape=(None, 6 if unroll else None, 3, 2))}
+    states = [K.placeholder(shape=(None, 2)), (K.placeholder(shape=(None, 3, 2)),)]
+    mask = K.placeholder(shape=(None, None), dtype='bool')
+    last, outputs, new_states = K.rnn(nested_step(K, K.variable(NESTED_KERNEL)), inputs,
+                                      states, go_backwards=go_backwards,
+                                      mask=mask if masked else None, unroll=unroll)
+    assert isinstance(outputs, tuple) and sorted(outputs[1]) == ['c']
+    assert isinstance(new_states, list) and isinstance(new_states[1], tuple)
+    assert K.int_shape(outputs[1]['c']) == (None, 6 if unroll else None, 3, 2)
+    symbols = structure.flatten([last, outputs, new_states])
+    f = K.function(structure.flatten([inputs, states, mask]), symbols)
+    got = f(structure.flatten([NESTED, [h0, (c0,)], MASK]))
+    for value, reference in zip(got, structure.flatten(list(expected))):
+        np.testing.assert_allclose(value, reference, rtol=1e-5, atol=1e-6)
+
+
+def test_rnn_nested_inputs_must_share_batch_and_time():
+    inputs = (torch.zeros(2, 4, 1), torch.zeros(2, 3, 1))
+    with pytest.raises(ValueError, match=r'share their batch and time axes.*\(2, 3, 1\)'):
+        K.rnn(lambda x_t, s: (x_t[0], [s[0]]), inputs, [torch.zeros(2, 1)])
 
 
 def test_rnn_gradients_flow_through_the_loop():

@@ -220,9 +220,9 @@ def computes_in_float32(layer):
 
 
 def cast_floats(structure, dtype):
-    """`structure` (a tensor or nested lists and tuples) with its floating tensors of another
-    dtype cast to `dtype` (a dtype name); variables, integer tensors and other values as they
-    are."""
+    """`structure` (a tensor or nested lists, tuples, namedtuples and dicts) with its floating
+    tensors of another dtype cast to `dtype` (a dtype name); variables, integer tensors and
+    other values as they are."""
     from . import math_ops
     target = dtypes.to_torch(dtype)
 
@@ -236,11 +236,16 @@ def cast_floats(structure, dtype):
         if current.is_floating_point and current != target:
             return math_ops.cast(value, target)
         return value
+    if isinstance(structure, dict):
+        items = {k: cast_floats(v, dtype) for k, v in structure.items()}
+        if all(items[k] is v for k, v in structure.items()):
+            return structure
+        return type(structure)(items)
     if isinstance(structure, (list, tuple)):
         items = [cast_floats(v, dtype) for v in structure]
         if all(a is b for a, b in zip(items, structure)):
             return structure
-        return type(structure)(items)
+        return type(structure)(*items) if hasattr(structure, '_fields') else type(structure)(items)
     return cast(structure)
 
 

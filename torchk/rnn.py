@@ -1,5 +1,10 @@
 """Loops over a time or element axis: `rnn`, `map_fn`, `foldl`, `foldr`.
 
+`rnn` takes nested structures (`structure`: lists, tuples, namedtuples, dicts) as tf.keras'
+does: inputs, states and the step's outputs are flattened at its boundary, the step
+function is called on them packed back into their structures, and the loop runs on the
+flat lists of tensors.
+
 On symbolic inputs a loop body is traced once on per-step slot placeholders and compiled
 into a sub-program (`program.compile_program`); one graph node then runs that sub-program in
 a Python loop. What the body reads from outside the loop (kernels, dropout masks, constants,
@@ -27,6 +32,7 @@ from . import graph
 from . import program
 from . import rnn_kernels
 from . import rnn_scan
+from . import structure
 from .array_ops import stack, zeros_like
 from .function import placeholder
 from .validation import check_shape, format_shape
@@ -94,31 +100,45 @@ def _expand_mask(mask_t, value):
 
 
 @graph.op
-def _run_rnn(step, inputs, initial_states, mask, captured, go_backwards):
+def _run_rnn(step, inputs, initial_states, mask, captured, go_backwards, n_outputs):
     if graph.exporting():
         if go_backwards:
-            inputs = inputs.flip(1)
+            inputs = [x.flip(1) for x in inputs]
             mask = None if mask is None else mask.flip(1)
-        outputs, states = rnn_scan.loop(step, inputs, initial_states, mask, captured)
-        return outputs[:, -1], outputs, states
-    steps = range(inputs.shape[1] - 1, -1, -1) if go_backwards else range(inputs.shape[1])
+        outputs, states = rnn_scan.loop(step, inputs, initial_states, mask, captured,
+                                        n_outputs)
+        return [o[:, -1] for o in outputs], outputs, states
+    _check_sequences(inputs)
+    length = inputs[0].shape[1]
+    steps = range(length - 1, -1, -1) if go_backwards else range(length)
     states = list(initial_states)
-    outputs = []
+    outputs = [[] for _ in range(n_outputs)]
     previous = None
     for t in steps:
-        output, *new_states = step(inputs[:, t], *states, *captured)
+        results = step(*[x[:, t] for x in inputs], *states, *captured)
+        output, new_states = results[:n_outputs], results[n_outputs:]
         if mask is not None:
             keep = mask[:, t].bool()
             if previous is None:
-                previous = torch.zeros_like(output)
-            output = torch.where(_expand_mask(keep, output), output, previous)
+                previous = [torch.zeros_like(o) for o in output]
+            output = [torch.where(_expand_mask(keep, o), o, p) for o, p in zip(output, previous)]
             new_states = [torch.where(_expand_mask(keep, new), new, old)
                           for new, old in zip(new_states, states)]
             previous = output
         states = new_states
-        outputs.append(output)
-    stacked = torch.stack(outputs, dim=1)
-    return stacked[:, -1], stacked, states
+        for collected, o in zip(outputs, output):
+            collected.append(o)
+    stacked = [torch.stack(o, dim=1) for o in outputs]
+    return [o[:, -1] for o in stacked], stacked, states
+
+
+def _check_sequences(inputs):
+    """Checks that the flat inputs of a recurrence share their batch and time axes."""
+    first = inputs[0].shape[:2]
+    for x in inputs[1:]:
+        if x.shape[:2] != first:
+            raise ValueError('rnn: nested inputs must share their batch and time axes; got '
+                             'shapes %s.' % ', '.join(format_shape(i.shape) for i in inputs))
 
 
 @graph.op
@@ -127,16 +147,19 @@ def _masked_step(keep, new, old):
 
 
 def _check_rnn_arguments(inputs, initial_states, mask, unroll, input_length):
-    shape = graph_shape(inputs)
-    if shape is None or len(shape) < 3:
-        raise ValueError('rnn: inputs must have at least 3 dimensions (samples, time, ...), '
-                         'got shape %s.' % (shape,))
+    """Checks `rnn`'s flat inputs and states."""
+    for x in inputs:
+        shape = graph_shape(x)
+        if shape is None or len(shape) < 3:
+            raise ValueError('rnn: inputs must have at least 3 dimensions (samples, time, ...), '
+                             'got shape %s.' % (shape,))
     if mask is not None and not initial_states:
         raise ValueError('rnn: a mask needs at least one state to hold on masked steps; '
                          'got no initial_states.')
-    if unroll and shape[1] is None and input_length is None:
+    if unroll and graph_shape(inputs[0])[1] is None and input_length is None:
         raise ValueError('rnn: unroll=True needs a static number of timesteps; the inputs '
-                         'have shape %s and no input_length was given.' % (shape,))
+                         'have shape %s and no input_length was given.'
+                         % (graph_shape(inputs[0]),))
 
 
 def _keras_cell(step_function):
@@ -378,70 +401,111 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None,
     # Arguments
         step_function: called as `step_function(input_t, states + constants)`, returns
             `(output_t, new_states)`.
-        inputs: tensor of shape `(samples, time, ...)`.
-        initial_states: list of tensors `(samples, ...)` (may be empty, or variables).
+        inputs: tensor of shape `(samples, time, ...)`, or a nested structure of them
+            (lists, tuples, namedtuples, dicts; same samples and time), which
+            `step_function` gets in that structure, each without its time axis.
+        initial_states: list of tensors `(samples, ...)` (may be empty, or variables), or
+            of nested structures of them; `step_function` gets them in that structure and
+            returns `new_states` of the same number of tensors.
         go_backwards: iterate from the last step to the first; outputs are returned in the
             order the loop ran.
         mask: `(samples, time)` tensor; on masked steps outputs repeat the previous output
             (zeros before the first) and states keep their value.
         constants: list of tensors passed to every step after the states.
-        unroll: unroll the loop into separate ops (needs a static time dimension).
+        unroll: unroll the loop into separate ops (needs a static number of timesteps).
         input_length: static number of timesteps, for `unroll`.
 
     # Returns
-        `(last_output, outputs, new_states)`: `(samples, ...)`, `(samples, time, ...)` and
-        a list of `(samples, ...)` tensors.
+        `(last_output, outputs, new_states)`: `(samples, ...)`, `(samples, time, ...)` (each
+        nested as `step_function`'s output) and a list of `(samples, ...)` tensors, nested
+        as `initial_states`.
 
     # Raises
-        ValueError: for inputs of rank < 3, a mask without states, or `unroll` with an
-            unknown number of timesteps.
+        ValueError: for inputs of rank < 3, a mask without states, `unroll` with an
+            unknown number of timesteps, or a step returning another number of states.
     """
     initial_states = list(initial_states or [])
     constants = list(constants or [])
-    _check_rnn_arguments(inputs, initial_states, mask, unroll, input_length)
-    cell = _fast_cell(step_function, inputs, constants, unroll)
-    if cell is not None:
-        return _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask)
+    flat_inputs = structure.flatten(inputs)
+    flat_states = structure.flatten(initial_states)
+    _check_rnn_arguments(flat_inputs, flat_states, mask, unroll, input_length)
+    if _is_flat(inputs, initial_states):
+        cell = _fast_cell(step_function, inputs, constants, unroll)
+        if cell is not None:
+            return _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask)
+    step = _FlatStep(step_function, inputs, initial_states)
     first = -1 if go_backwards else 0
-    output_0, _ = step_function(inputs[:, first], initial_states + constants)
+    output_0, _ = step([x[:, first] for x in flat_inputs], flat_states + constants)
     if unroll:
-        return _unrolled_rnn(step_function, inputs, initial_states, go_backwards, mask,
-                             constants, input_length or graph_shape(inputs)[1], output_0)
-    slot_input = _slot_like(inputs, 'rnn_input_t', drop_leading=1)
-    slot_states = [_slot_like(s, 'rnn_state_%d' % i) for i, s in enumerate(initial_states)]
-    output_t, new_states = step_function(slot_input, slot_states + constants)
-    new_states = list(new_states)
-    if len(new_states) != len(initial_states):
-        raise ValueError('rnn: step_function returned %d states for %d initial states.'
-                         % (len(new_states), len(initial_states)))
-    trace = _Trace([slot_input] + slot_states, [output_t] + new_states)
-    last, outputs, states = _run_rnn(trace, inputs, initial_states, mask, trace.captured,
-                                     go_backwards)
-    if getattr(output_t, '_uses_learning_phase', False) or \
-            getattr(output_0, '_uses_learning_phase', False):
-        last._uses_learning_phase = True
-    return last, outputs, list(states)
+        last, outputs, states = _unrolled_rnn(
+            step, flat_inputs, flat_states, go_backwards, mask, constants,
+            input_length or graph_shape(flat_inputs[0])[1], output_0)
+    else:
+        slot_inputs = [_slot_like(x, 'rnn_input_%d_t' % i, drop_leading=1)
+                       for i, x in enumerate(flat_inputs)]
+        slot_states = [_slot_like(s, 'rnn_state_%d' % i) for i, s in enumerate(flat_states)]
+        output_t, new_states = step(slot_inputs, slot_states + constants)
+        trace = _Trace(slot_inputs + slot_states, output_t + new_states)
+        last, outputs, states = _run_rnn(trace, flat_inputs, flat_states, mask,
+                                         trace.captured, go_backwards, len(output_t))
+        if any(getattr(o, '_uses_learning_phase', False) for o in output_t + output_0):
+            for tensor in last:
+                tensor._uses_learning_phase = True
+    return (structure.pack_as(step.output, last), structure.pack_as(step.output, outputs),
+            structure.pack_as(initial_states, states))
 
 
-def _unrolled_rnn(step_function, inputs, states, go_backwards, mask, constants, length,
-                  output_0):
+def _is_flat(inputs, initial_states):
+    """Whether `rnn`'s inputs are one tensor and its states a list of tensors."""
+    return not isinstance(inputs, (list, tuple, dict)) and not any(
+        isinstance(s, (list, tuple, dict)) for s in initial_states)
+
+
+class _FlatStep:
+    """`step_function` on flat lists: called as `(inputs_t, states + constants)`, each a
+    flat list of tensors, it calls `step_function` on them in the structures of `rnn`'s
+    inputs and states, and returns `(flat outputs, flat new states)`; `output` is the
+    structure of the last output."""
+
+    def __init__(self, step_function, inputs, initial_states):
+        self.step_function = step_function
+        self.inputs = inputs
+        self.initial_states = initial_states
+        self.n_states = len(structure.flatten(initial_states))
+        self.output = None
+
+    def __call__(self, inputs_t, states_and_constants):
+        states = structure.pack_as(self.initial_states, states_and_constants[:self.n_states])
+        output, new_states = self.step_function(
+            structure.pack_as(self.inputs, inputs_t),
+            list(states) + list(states_and_constants[self.n_states:]))
+        new_states = structure.flatten(new_states)
+        if len(new_states) != self.n_states:
+            raise ValueError('rnn: step_function returned %d states for %d initial states.'
+                             % (len(new_states), self.n_states))
+        self.output = output
+        return structure.flatten(output), new_states
+
+
+def _unrolled_rnn(step, inputs, states, go_backwards, mask, constants, length, output_0):
     steps = range(length - 1, -1, -1) if go_backwards else range(length)
     outputs = []
-    previous = zeros_like(output_0) if mask is not None else None
+    previous = [zeros_like(o) for o in output_0] if mask is not None else None
     for t in steps:
-        output, new_states = step_function(inputs[:, t], states + constants)
-        new_states = list(new_states)
+        output, new_states = step([x[:, t] for x in inputs], states + constants)
         if mask is not None:
             keep = mask[:, t]
-            output = _masked_step(keep, output, previous)
+            output = [_masked_step(keep, o, p) for o, p in zip(output, previous)]
             new_states = [_masked_step(keep, new, old) for new, old in zip(new_states, states)]
             previous = output
         states = new_states
         outputs.append(output)
-    stacked = stack(outputs, axis=1)
-    last = outputs[-1]
-    if any(getattr(o, '_uses_learning_phase', False) for o in outputs + [output_0]):
-        last._uses_learning_phase = True
+    stacked = [stack(list(o), axis=1) for o in zip(*outputs)]
+    last = list(outputs[-1])
+    if any(getattr(o, '_uses_learning_phase', False)
+           for o in structure.flatten(outputs) + output_0):
+        for tensor in last:
+            tensor._uses_learning_phase = True
     return last, stacked, states
 
 

@@ -108,35 +108,38 @@ def cell_recurrence(cell_name, projected, initial_states, recurrent_kernel, recu
     return h_all, list(states)
 
 
-def loop(step, inputs, initial_states, mask, captured):
-    """A traced step function (`rnn._Trace`) over the time axis (axis 1) of `inputs`.
+def loop(step, inputs, initial_states, mask, captured, n_outputs):
+    """A traced step function (`rnn._Trace`) over the time axis (axis 1) of `inputs` (a
+    list of tensors), returning `n_outputs` outputs and then the new states.
 
     # Returns
-        `(outputs (batch, time, ...), final states)`; on masked steps outputs repeat the
-        previous output (zeros before the first kept step) and states hold.
+        `(outputs, final states)`: lists, each output `(batch, time, ...)`; on masked steps
+        outputs repeat the previous output (zeros before the first kept step) and states
+        hold.
     """
-    xs = inputs.transpose(0, 1)
+    xs = tuple(x.transpose(0, 1) for x in inputs)
     initial_states, captured = _separate(initial_states), _separate(captured)
     if mask is None:
         def combine(states, x):
-            output, *new_states = step(x, *states, *captured)
-            return tuple(new_states), output.clone()
+            results = step(*x, *states, *captured)
+            return tuple(results[n_outputs:]), tuple(o.clone() for o in results[:n_outputs])
         states, outputs = scan(combine, tuple(initial_states), xs)
-        return outputs.transpose(0, 1), list(states)
+        return [o.transpose(0, 1) for o in outputs], list(states)
 
-    first_output = step(xs[0], *initial_states, *captured)[0]
+    first_outputs = step(*[x[0] for x in xs], *initial_states, *captured)[:n_outputs]
 
     def masked_combine(carry, x_and_keep):
         previous, states = carry
         x, keep = x_and_keep
-        output, *new_states = step(x, *states, *captured)
-        output = torch.where(_expand(keep, output), output, previous)
+        results = step(*x, *states, *captured)
+        output = tuple(torch.where(_expand(keep, o), o, p)
+                       for o, p in zip(results[:n_outputs], previous))
         new_states = tuple(torch.where(_expand(keep, n), n, s)
-                           for n, s in zip(new_states, states))
-        return (output, new_states), output.clone()
-    carry = (torch.zeros_like(first_output), tuple(initial_states))
+                           for n, s in zip(results[n_outputs:], states))
+        return (output, new_states), tuple(o.clone() for o in output)
+    carry = (tuple(torch.zeros_like(o) for o in first_outputs), tuple(initial_states))
     (_, states), outputs = scan(masked_combine, carry, (xs, mask.t().bool()))
-    return outputs.transpose(0, 1), list(states)
+    return [o.transpose(0, 1) for o in outputs], list(states)
 
 
 def _expand(keep, value):

@@ -88,6 +88,21 @@ def test_nested_outputs_are_flattened_and_predicted_in_their_structure():
     assert len(nested.outputs) == 4
 
 
+def test_outputs_of_one_layer_have_unique_names():
+    """tf_keras 2.21's names for these outputs and their losses (Keras 2.3.1 repeats
+    'rnn')."""
+    x = keras.Input((None, 2))
+    sequences, state = keras.layers.SimpleRNN(3, return_state=True, name='rnn')(x)
+    other = keras.layers.Dense(1, name='rnn_1')(state)
+    model = keras.Model(x, [sequences, state, other, state])
+    assert model.output_names == ['rnn', 'rnn_1', 'rnn_1_1', 'rnn_2']
+    model.compile('sgd', 'mse')
+    targets = [np.zeros((4, 3)), np.zeros((4, 3)), np.zeros((4, 1)), np.zeros((4, 3))]
+    history = model.fit(np.zeros((4, 5, 2)), targets, verbose=0)
+    assert list(history.history) == ['loss', 'rnn_loss', 'rnn_1_loss', 'rnn_1_1_loss',
+                                     'rnn_2_loss']
+
+
 @pytest.mark.parametrize('arguments, batch_shape', [
     ({'shape': (3, 2), 'batch_size': 8}, (8, 3, 2)),
     ({'shape': (3,)}, (None, 3)),

@@ -86,12 +86,11 @@ def test_eager_initial_state_as_in_a_functional_model():
     assert not np.allclose(np.asarray(eager), np.asarray(lstm(x)), atol=1e-3)
 
 
-def test_a_tuple_of_inputs_to_an_rnn_is_refused_by_name():
-    """keras-io's RNN guide: `RNN(NestedCell)((input_1, input_2))`, a nested input."""
-    rnn = keras.layers.RNN(keras.layers.SimpleRNNCell(3))
-    inputs = (keras.Input((None, 4)), keras.Input((None, 2, 4)))
-    with pytest.raises(NotImplementedError, match='nested RNN inputs'):
-        rnn(inputs)
-    state = keras.Input((3,))
-    sequences = keras.Input((None, 4))
-    assert keras.backend.int_shape(rnn([sequences, state])) == (None, 3)
+def test_a_tuple_of_inputs_to_a_convolutional_rnn_is_refused_by_name():
+    """tf.keras' `RNN` takes a tuple for one nested input (test_nested_rnn.py); its
+    convolutional recurrent layers take one tensor, or a list `[inputs, *states]`."""
+    layer = keras.layers.ConvLSTM2D(2, 3)
+    inputs = (keras.Input((None, 5, 5, 1)), keras.Input((None, 5, 5, 1)))
+    with pytest.raises(NotImplementedError, match='convolutional recurrent layers take one'):
+        layer(inputs)
+    assert keras.backend.int_shape(layer(inputs[0])) == (None, 3, 3, 2)

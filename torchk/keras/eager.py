@@ -72,11 +72,13 @@ def leaves(value):
 
 
 def map_structure(fn, value):
-    """`fn` applied to each leaf of `value` (lists, tuples, dicts), in its nesting."""
+    """`fn` applied to each leaf of `value` (lists, tuples, namedtuples, dicts), in its
+    nesting."""
     if isinstance(value, list):
         return [map_structure(fn, v) for v in value]
     if isinstance(value, tuple):
-        return tuple(map_structure(fn, v) for v in value)
+        items = [map_structure(fn, v) for v in value]
+        return type(value)(*items) if hasattr(value, '_fields') else tuple(items)
     if isinstance(value, dict):
         return {k: map_structure(fn, v) for k, v in value.items()}
     return fn(value)

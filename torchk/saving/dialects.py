@@ -323,8 +323,9 @@ CALL_TENSOR_KEYWORDS = {
 
 
 def call_template(value, is_tensor, flat):
-    """A call argument's template for `CALL_SPEC`: `value`'s nesting (lists, tuples, dicts)
-    with each tensor replaced by its index in `flat`, to which it is appended.
+    """A call argument's template for `CALL_SPEC`: `value`'s nesting (lists, tuples,
+    namedtuples, dicts, each of its own type) with each tensor replaced by its index in
+    `flat`, to which it is appended.
 
     # Raises
         ValueError: for a leaf that is neither a tensor (`is_tensor`) nor None."""
@@ -334,21 +335,45 @@ def call_template(value, is_tensor, flat):
         flat.append(value)
         return len(flat) - 1
     if isinstance(value, (list, tuple)):
-        return [call_template(v, is_tensor, flat) for v in value]
+        return _same_sequence(value, [call_template(v, is_tensor, flat) for v in value])
     if isinstance(value, dict):
         return {k: call_template(v, is_tensor, flat) for k, v in value.items()}
     raise ValueError('an argument mixes tensors and constants (%r); torchk records tensors, '
                      'and lists and dicts of them.' % (value,))
 
 
+def _same_sequence(sequence, items):
+    """`items` in a sequence of `sequence`'s type (a list, a tuple or a namedtuple)."""
+    if isinstance(sequence, list):
+        return items
+    return type(sequence)(*items) if hasattr(sequence, '_fields') else tuple(items)
+
+
+# How a saved `CALL_SPEC` writes a tuple, which JSON would turn into a list.
+_TUPLE = '__tuple__'
+
+
 def call_filled(template, flat):
-    """The argument that `template` (`call_template`'s) stands for, its tensors from
-    `flat`."""
-    if isinstance(template, list):
-        return [call_filled(t, flat) for t in template]
+    """The argument that `template` (`call_template`'s, or a saved one) stands for, its
+    tensors from `flat`."""
+    if isinstance(template, dict) and list(template) == [_TUPLE]:
+        return tuple(call_filled(t, flat) for t in template[_TUPLE])
+    if isinstance(template, (list, tuple)):
+        return _same_sequence(template, [call_filled(t, flat) for t in template])
     if isinstance(template, dict):
         return {k: call_filled(t, flat) for k, t in template.items()}
     return None if template is None else flat[template]
+
+
+def _saved_template(template):
+    """A `call_template` as JSON keeps it: tuples (and namedtuples) as `{_TUPLE: [...]}`."""
+    if isinstance(template, tuple):
+        return {_TUPLE: [_saved_template(t) for t in template]}
+    if isinstance(template, list):
+        return [_saved_template(t) for t in template]
+    if isinstance(template, dict):
+        return {k: _saved_template(t) for k, t in template.items()}
+    return template
 
 
 def listed_keyword_tensors(class_name, keywords):
@@ -438,7 +463,8 @@ def _call_spec(layer, tensors, keywords, classes):
 def tf_keras_node(node):
     """A node that torchk.keras recorded with `CALL_SPEC` (tensors among the call's keyword
     arguments), as tf.keras writes it: the first argument's tensors, each with the keyword
-    arguments, tensors in place (the inverse of `_call_spec`); other nodes as they are."""
+    arguments, tensors in place (the inverse of `_call_spec`); other nodes as they are, and
+    a node whose first argument tf.keras cannot write in torchk's form (`_torchk_node`)."""
     if not node or len(node[-1]) < 4 or CALL_SPEC not in node[-1][3]:
         return node
     kwargs = dict(node[-1][3])
@@ -455,10 +481,24 @@ def tf_keras_node(node):
     inputs = fill(spec['inputs'])
     if _is_entry(inputs):
         return [inputs + [kwargs]]
-    if not all(_is_entry(ref) for ref in inputs):
-        raise ValueError('A call whose first argument nests tensors deeper than one list '
-                         'cannot be written as tf.keras writes it: %r.' % (node,))
-    return [ref + [kwargs] for ref in inputs]
+    if isinstance(spec['inputs'], list) and all(_is_entry(ref) for ref in inputs):
+        return [ref + [kwargs] for ref in inputs]
+    return _torchk_node(node, spec)
+
+
+def _torchk_node(node, spec):
+    """A node whose first argument tf.keras' node form cannot write apart from a list of
+    inputs (a tuple: a recurrent layer's nested inputs, tf.keras 2.15 writes them as a list
+    and reads them back as `[inputs, *initial_states]`; dicts and deeper nests), in Keras
+    2.3.1's form with its `CALL_SPEC` kept, which torchk reads back (`_translate_node`
+    passes it on, `call_filled` reads it)."""
+    saved = {key: _saved_template(value) for key, value in spec.items()
+             if key in ('inputs', 'mask')}
+    saved['keywords'] = {k: _saved_template(t) for k, t in spec['keywords'].items()}
+    if 'training' in spec:
+        saved['training'] = spec['training']
+    kwargs = dict(node[-1][3], **{CALL_SPEC: saved})
+    return [list(entry[:3]) + [{}] for entry in node[:-1]] + [list(node[-1][:3]) + [kwargs]]
 
 
 def _node_from_keras3(node):

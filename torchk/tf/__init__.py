@@ -31,7 +31,7 @@ from .namespaces import Namespace, ops_under
 from .namespaces import missing as _missing, missing_name as _missing_name
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
                       is_tensor, test, tf_print as print)
-from .structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
+from ..structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
 from .tape import GradientTape, UnconnectedGradients
 from .tensors import convert_to_tensor, install_numpy
 from .tracing import function

@@ -3,7 +3,7 @@ import torch
 
 from .. import core as K
 from .. import graph
-from . import structure
+from .. import structure
 from .tensors import convert_to_tensor
 
 

@@ -20,7 +20,7 @@ import torch
 
 from .. import strings
 from . import dtypes
-from . import structure
+from .. import structure
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 

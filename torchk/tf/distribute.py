@@ -40,7 +40,7 @@ from .. import config
 from .. import distributed
 from .. import variables
 from ..distributed import runtime
-from . import structure
+from .. import structure
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 

@@ -22,7 +22,7 @@ import torch
 from .. import array_ops
 from .. import function
 from .. import graph
-from . import structure
+from .. import structure
 from . import tracing
 
 _RECORDING = []

@@ -39,7 +39,7 @@ from .. import function as keras_function
 from .. import graph
 from .. import program as keras_program
 from ..variables import Variable
-from . import structure
+from .. import structure
 
 _ACCEPTED = ('input_signature', 'autograph', 'jit_compile', 'reduce_retracing',
              'experimental_relax_shapes', 'experimental_compile', 'experimental_implements',

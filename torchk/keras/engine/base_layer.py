@@ -25,6 +25,10 @@ Each difference from Keras 2.3.1 is one function here:
 - `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
+- `call_structured`: a layer called on a structure it takes as one input (a recurrent
+  layer's nested inputs) gets it as it is, where Keras 2.3.1 reads a tuple as a list of
+  inputs; its `build` gets their shapes in that structure (`build_shape`), and a call's
+  nested outputs are the node's flat outputs, returned in their structure.
 """
 import contextlib
 import functools
@@ -43,6 +47,7 @@ from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
                                 listed_keyword_tensors)
 from ... import graph
+from ... import structure
 from .. import eager
 
 _context = threading.local()
@@ -205,6 +210,21 @@ def _is_all_none(mask):
     return all(m is None for m in eager.leaves(mask))
 
 
+def _is_flat(value):
+    """Whether `value` is a tensor or a list of tensors (Keras 2.3.1's inputs and outputs)."""
+    return not isinstance(value, (list, tuple, dict)) or (
+        isinstance(value, list) and not any(isinstance(v, (list, tuple, dict)) for v in value))
+
+
+def build_shape(inputs):
+    """The input shape a layer's `build` gets for `inputs`: one shape, or a list of them
+    (Keras 2.3.1's), or for structured inputs (tuples, dicts, nests) their shapes in that
+    structure, as tf.keras gives them."""
+    if _is_flat(inputs):
+        return unpack_singleton([K.int_shape(x) for x in to_list(inputs)])
+    return structure.map_structure(K.int_shape, inputs)
+
+
 def call_with_spec(layer, flat, spec, constants):
     """Calls `layer` on symbols the tf.keras way (see `CALL_SPEC`), recording one node whose
     inputs are the flat tensors.
@@ -226,7 +246,7 @@ def call_with_spec(layer, flat, spec, constants):
     with K.name_scope(layer.name), training_context(spec.get('training')):
         if not layer.built:
             layer.assert_input_compatibility(inputs)
-            layer.build(unpack_singleton([K.int_shape(x) for x in to_list(inputs)]))
+            layer.build(build_shape(inputs))
             layer.built = True
             if layer._initial_weights is not None:
                 layer.set_weights(layer._initial_weights)
@@ -234,8 +254,10 @@ def call_with_spec(layer, flat, spec, constants):
         outputs = layer.call(inputs, **kwargs)
         output_mask = layer.compute_mask(inputs, None if _is_all_none(mask) else mask)
         given = {id(x) for x in flat}
-        flat_outputs = [K.identity(x) if id(x) in given else x for x in to_list(outputs)]
-        outputs = unpack_singleton(flat_outputs)
+        flat_outputs = [K.identity(x) if id(x) in given else x
+                        for x in structure.flatten(outputs)]
+        outputs = (unpack_singleton(flat_outputs) if _is_flat(outputs)
+                   else structure.pack_as(outputs, flat_outputs))
         if not isinstance(output_mask, (list, tuple)) and len(flat_outputs) > 1:
             output_mask = [output_mask] * len(flat_outputs)
         layer._add_inbound_node(
@@ -255,7 +277,7 @@ def _training_given(training):
     return bool(training) if isinstance(training, (bool, int, np.bool_)) else None
 
 
-def _call_symbolically(layer, keras_call, inputs, keywords):
+def _call_symbolically(layer, keras_call, inputs, keywords, structured=False):
     accepts_training = has_arg(layer.call, 'training')
     training = keywords.get('training')
     if training is None and accepts_training and current_training() is not None:
@@ -273,7 +295,7 @@ def _call_symbolically(layer, keras_call, inputs, keywords):
     tensors = {k: v for k, v in keywords.items()
                if k not in ('training', 'mask') and _holds_only(v, _is_keras_tensor)}
     given_training = None if accepts_training else _training_given(training)
-    if not tensors and mask is None and given_training is None:
+    if not structured and not tensors and mask is None and given_training is None:
         with training_context(training):
             return keras_call(layer, inputs, **keywords)
     constants = {k: v for k, v in keywords.items() if k not in tensors}
@@ -372,18 +394,18 @@ def metric_add_weight_with_tf_keras_arguments(keras_add_weight):
 def _recorded_call_first(layer_call):
     """A layer class's own `__call__` (Keras' recurrent layers and `Bidirectional` read a
     list input as `[inputs, states...]`) passes a recorded call, whose flat tensors
-    `CALL_SPEC` reads, straight to `Layer.__call__`. A recurrent layer called on a tuple
-    (tf.keras' nested input, for a cell of nested inputs) is refused by name."""
+    `CALL_SPEC` reads, straight to `Layer.__call__`. A convolutional recurrent layer called
+    on a tuple (a nested input, which tf.keras' `ConvRNN` does not take either) is refused
+    by name (`RNN` takes nested inputs: `torchk.keras.layers.recurrent`)."""
     @functools.wraps(layer_call)
     def __call__(self, *args, **kwargs):
         if CALL_SPEC in kwargs:
             return base_layer.Layer.__call__(self, *args, **kwargs)
         if (args and type(args[0]) is tuple and len(args[0]) > 1
-                and isinstance(self, (recurrent.RNN, convolutional_recurrent.ConvRNN2D))):
+                and isinstance(self, convolutional_recurrent.ConvRNN2D)):
             raise NotImplementedError(
                 '%s (%s) was called on a tuple of %d tensors, which tf.keras takes for one '
-                'nested input to a cell of nested inputs and outputs; torchk does not support '
-                'nested RNN inputs. Pass one tensor (concatenate the features), or a list '
+                'nested input; convolutional recurrent layers take one tensor, or a list '
                 '[inputs, *initial_states].' % (type(self).__name__, self.name, len(args[0])))
         return layer_call(self, *args, **kwargs)
     return __call__
@@ -430,15 +452,7 @@ def install():
         if spec is not None:  # a recorded call, replayed on its flat tensors
             return _call_recorded(self, to_list(args[0]), spec, kwargs)
         inputs, keywords = bind_call_arguments(self, args, kwargs)
-        if eager.is_eager(inputs):
-            return _call_eagerly(self, inputs, keywords)
-        training = keywords.get('training')
-        if training is None:
-            training = current_training()
-        with eager.tracing():
-            outputs = _call_symbolically(self, keras_call, inputs, keywords)
-        eager.record_layer_state(self, inputs, training)
-        return outputs
+        return _call_bound(self, keras_call, inputs, keywords)
     __call__.__doc__ = keras_call.__doc__
     __call__._torchk_tf_keras = True
     base_layer.Layer.__call__ = __call__
@@ -452,6 +466,38 @@ def install():
     base_layer.Layer.add_metric = add_metric_with_aggregation(base_layer.Layer.add_metric)
     keras.metrics.Metric.add_weight = metric_add_weight_with_tf_keras_arguments(
         keras.metrics.Metric.add_weight)
+
+
+def _call_bound(layer, keras_call, inputs, keywords, structured=False):
+    """A layer's call on its bound inputs and keyword arguments: eager on values, else
+    recorded (see `install`)."""
+    if eager.is_eager(inputs):
+        return _call_eagerly(layer, inputs, keywords)
+    training = keywords.get('training')
+    if training is None:
+        training = current_training()
+    with eager.tracing():
+        outputs = _call_symbolically(layer, keras_call, inputs, keywords, structured)
+    eager.record_layer_state(layer, inputs, training)
+    return outputs
+
+
+def call_structured(layer, inputs, keywords):
+    """Calls `layer` on `inputs` kept in their structure (tuples, namedtuples, dicts,
+    nests: a recurrent layer's nested inputs), as tf.keras passes them, where Keras 2.3.1
+    takes a tuple for a list of inputs: the call is recorded with a `CALL_SPEC`, so that
+    `build` gets the shapes and `call` the tensors in that structure, also when a
+    functional model replays or loads the node.
+
+    # Arguments
+        layer: a Keras layer.
+        inputs: a tensor, or a structure of tensors (symbols or values).
+        keywords: the call's other arguments, by name.
+
+    # Returns
+        The layer's outputs, in the structure its `call` returns them.
+    """
+    return _call_bound(layer, None, inputs, keywords, structured=True)
 
 
 def _call_recorded(layer, flat, spec, kwargs):

@@ -6,12 +6,15 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   node with a `CALL_SPEC` gets its inputs, keyword tensors and mask back; a layer whose
   `call` takes `training` and whose node kept none gets the enclosing call's; the
   `training` a node kept for a layer without that parameter (a nested model called with
-  `training=False`) is the context of the layers it calls.
+  `training=False`) is the context of the layers it calls; a call's nested outputs are the
+  node's flat outputs.
 - `get_config_in_tf_keras_form`: a node recorded with a `CALL_SPEC` is saved as tf.keras
   saves it (the keyword tensors among the call's arguments), which tf.keras loads, and
   torchk too (`torchk.saving.dialects` reads it back).
 - `conform_inputs`: the inputs are cast to the dtypes of the model's `Input`s, as tf.keras
   casts them (an eager call on `uint8` images of a model whose `Input` is float32).
+- `unique_output_names`: the outputs of one layer are named `name`, `name_1`, ... as in
+  tf.keras (Keras 2.3.1 repeats the layer's name, so their losses share one log entry).
 """
 import functools
 
@@ -20,6 +23,7 @@ from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
+from ... import structure
 from ...saving import dialects
 from .base_layer import CALL_SPEC, current_training, training_context, unflatten_call
 
@@ -57,7 +61,7 @@ def replay_node(node, tensors, masks):
             kwargs['training'] = current_training()
         training = kwargs.get('training')
     with K.name_scope(layer.name), training_context(training):
-        outputs = to_list(layer.call(inputs, **kwargs))
+        outputs = structure.flatten(layer.call(inputs, **kwargs))
         output_masks = layer.compute_mask(inputs, mask)
         output_masks = ([None] * len(outputs) if output_masks is None
                         else to_list(output_masks))
@@ -134,11 +138,33 @@ def get_config_in_tf_keras_form(keras_get_config):
     return get_config
 
 
+def unique_output_names(keras_init_graph_network):
+    """Wraps `Network._init_graph_network`: a name given to several outputs (a layer's
+    outputs, `RNN(return_state=True)`'s) is made unique as tf.keras makes it, the second
+    `name_1`, the third `name_2` (skipping names already taken)."""
+    @functools.wraps(keras_init_graph_network)
+    def _init_graph_network(self, *args, **kwargs):
+        keras_init_graph_network(self, *args, **kwargs)
+        taken, counts, names = set(), {}, []
+        for name in self.output_names:
+            proposal = name
+            while proposal in taken:
+                counts[name] = counts.get(name, 1)
+                proposal = '%s_%d' % (name, counts[name])
+                counts[name] += 1
+            taken.add(proposal)
+            names.append(proposal)
+        self.output_names = names
+    return _init_graph_network
+
+
 def install():
-    """Puts tf.keras' replay (`run_internal_graph`) and node form (`get_config`) on Keras
-    2.3.1's `Network`."""
+    """Puts tf.keras' replay (`run_internal_graph`), node form (`get_config`) and output
+    names on Keras 2.3.1's `Network`."""
     if getattr(network.Network.get_config, '_torchk_tf_keras_nodes', False):
         return
     network.Network.run_internal_graph = run_internal_graph
+    network.Network._init_graph_network = unique_output_names(
+        network.Network._init_graph_network)
     network.Network.get_config = get_config_in_tf_keras_form(network.Network.get_config)
     network.Network.get_config._torchk_tf_keras_nodes = True

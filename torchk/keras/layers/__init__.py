@@ -2,8 +2,8 @@
 attention, preprocessing, global pooling with `keepdims`, `EinsumDense`, ...), `Input` with
 tf.keras' arguments (`input_layer.py`),
 tf.keras' other names of the same classes (`Convolution2DTranspose`, ...), and
-`experimental`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True`
-(`recurrent.py`), `BatchNormalization` in inference mode when frozen
+`experimental`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True` and `RNN`
+with nested inputs, states and outputs (`recurrent.py`), `BatchNormalization` in inference mode when frozen
 (`normalization.py`), and convolutions through `convolution_op` (`convolutional.py`)."""
 from keras import layers as _keras_layers
 from keras.layers import InputLayer, Layer  # noqa: F401
@@ -15,8 +15,10 @@ from .input_layer import Input  # noqa: F401
 from .convolutional import convolution_through_convolution_op as _convolution_op
 from .normalization import frozen_batch_normalization_infers as _frozen_infers
 from .recurrent import GRU, GRUCell  # noqa: F401
+from .recurrent import nested_structures as _nested_structures
 
 _frozen_infers()
+_nested_structures()
 _convolution_op()
 Convolution1DTranspose = _keras_layers.Conv1DTranspose
 Convolution2DTranspose = _keras_layers.Conv2DTranspose
