@@ -1,4 +1,6 @@
-"""TF's dtypes (`tf.float32`, `tf.DType`, `tf.as_dtype`) as names torchk's ops read.
+"""TF's dtypes (`tf.float32`, `tf.DType`, `tf.as_dtype`) as names torchk's ops read, and the
+dtypes TF gives values (`value_to_tensor`): shared by the op table (`torchk.op_table`) and
+`torchk.tf`, which serves them as `tf.dtypes` and `tf.convert_to_tensor`.
 
 A `DType` is a `str` subclass (`tf.float32 == 'float32'`), so every torchk and Keras function
 that takes a dtype name takes it as it is; it also compares equal to the matching numpy and
@@ -8,11 +10,17 @@ torchk's program generator writes op arguments by their repr.
 
 `tf.string` is the dtype of text, which stays on the host (`torchk.strings.StringTensor`);
 it has no torch dtype.
+
+TF's rules for values: Python floats become float32 and Python ints int32; numpy arrays keep
+their dtype (a float64 array stays float64). Tensors are made on torchk's device
+(`torchk.config`).
 """
 import numpy as np
 import torch
 
-from .. import dtypes as torchk_dtypes
+from . import config
+from . import dtypes as torchk_dtypes
+from . import strings
 
 _NAMES = ('float16', 'bfloat16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64',
           'uint8', 'bool', 'complex64', 'complex128')
@@ -159,3 +167,59 @@ def torch_dtype(value):
     if isinstance(value, torch.dtype):
         return value
     return as_dtype(value).torch_dtype
+
+
+def _python_dtype(array):
+    """TF's dtype for an array made from Python numbers: float32, int32, bool."""
+    if array.dtype.kind == 'f':
+        return float32
+    if array.dtype.kind in 'iu':
+        return int32
+    if array.dtype.kind == 'c':
+        return complex64
+    return as_dtype(array.dtype)
+
+
+def refuse_string_dtype(value, dtype):
+    """Raises a TypeError if `dtype` is `tf.string`, for `value` that is not text."""
+    if dtype is not None and as_dtype(dtype).is_string:
+        raise TypeError('Cannot convert %r to a string tensor: it is not text; format '
+                        'numbers with tf.strings.as_string.' % (value,))
+
+
+def value_to_tensor(value, dtype=None, dtype_hint=None):
+    """Converts a value that is not a torch tensor (a numpy array, a Python number, a nested
+    list, text) to a tensor by TF's dtype rules.
+
+    # Arguments
+        value: the value.
+        dtype: optional dtype of the result.
+        dtype_hint: dtype used when `value` does not fix one (Python numbers and lists).
+
+    # Returns
+        A `torch.Tensor` on torchk's device, or a `StringTensor` for text (which stays on the
+        host: `torchk/strings.py`).
+
+    # Raises
+        TypeError: for values that are neither numbers nor text, or text asked for as
+            numbers (use `tf.strings.to_number`).
+    """
+    if isinstance(value, strings.StringTensor) or strings.is_text(value):
+        if dtype is not None and not as_dtype(dtype).is_string:
+            raise TypeError('Cannot convert text to a tensor of dtype %s; parse it with '
+                            'tf.strings.to_number.' % (dtype,))
+        return value if isinstance(value, strings.StringTensor) else strings.StringTensor(
+            value)
+    refuse_string_dtype(value, dtype)
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = value
+        default = as_dtype(array.dtype)
+    else:
+        array = np.asarray(value)
+        if array.dtype.kind in 'USO':
+            raise TypeError('Cannot convert %r to a tensor: it holds objects that are '
+                            'neither numbers nor strings.' % (value,))
+        default = as_dtype(dtype_hint) if dtype_hint is not None else _python_dtype(array)
+    target = as_dtype(dtype) if dtype is not None else default
+    return torchk_dtypes.as_tensor(np.asarray(array), dtype=target.torch_dtype,
+                                   device=config.device())

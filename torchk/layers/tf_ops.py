@@ -32,7 +32,7 @@ from keras.engine.base_layer import Layer
 
 from .. import graph
 from ..saving.op_layer_nodes import TENSOR, keras2_network_config
-from ..tf.op_table import OPS
+from ..op_table import OPS
 
 __all__ = ['TFOpLambda', 'SlicingOpLambda']
 

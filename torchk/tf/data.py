@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .. import strings
-from . import dtypes
+from .. import tf_dtypes as dtypes
 from . import structure
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
