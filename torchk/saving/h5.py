@@ -15,7 +15,9 @@ import h5py
 import numpy as np
 
 from . import safe_mode, vocabulary
-from .dialects import compile_arguments, restore_optimizer_state, translate_model_config
+from .dialects import translate_model_config
+from .optimizer_state import restore_optimizer_state
+from .training_config import compile_arguments
 from .errors import CONFIGURATION, ModelFileError, source
 from .validation import check_nesting, check_weight_datasets
 

@@ -25,7 +25,7 @@ import zlib
 
 import h5py
 
-from . import dialects, vocabulary, weights_h5
+from . import optimizer_state, training_config, vocabulary, weights_h5
 from .errors import CONFIGURATION, ModelFileError
 from .signatures import HDF5_SIGNATURE, ZIP_SIGNATURES, starts_with
 
@@ -245,8 +245,8 @@ def _compile(model, config, root, trainable, custom_objects, path):
                       'compiled. Compile it manually.')
         return
     try:
-        training_config = dialects.training_config_from_compile_config(compile_config)
-        model.compile(**dialects.compile_arguments(training_config, model, custom_objects))
+        saved = training_config.training_config_from_compile_config(compile_config)
+        model.compile(**training_config.compile_arguments(saved, model, custom_objects))
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise ModelFileError(path, 'its compile_config does not compile the model (%s: %s); '
                              'load it with compile=False and compile it yourself'
@@ -264,4 +264,4 @@ def _compile(model, config, root, trainable, custom_objects, path):
         return
     names, values = state
     if names:
-        dialects.restore_optimizer_state(model, names, values)
+        optimizer_state.restore_optimizer_state(model, names, values)

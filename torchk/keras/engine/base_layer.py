@@ -40,9 +40,9 @@ from keras.engine import base_layer
 from keras.layers import convolutional_recurrent, recurrent, wrappers
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
-from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
-                                listed_keyword_tensors)
 from ... import graph
+from ...call_spec import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
+                          listed_keyword_tensors)
 from .. import eager
 
 _context = threading.local()

@@ -9,7 +9,7 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   `training=False`) is the context of the layers it calls.
 - `get_config_in_tf_keras_form`: a node recorded with a `CALL_SPEC` is saved as tf.keras
   saves it (the keyword tensors among the call's arguments), which tf.keras loads, and
-  torchk too (`torchk.saving.dialects` reads it back).
+  torchk too (`torchk.saving.dialects` reads it back; `torchk.call_spec` is the format).
 - `conform_inputs`: the inputs are cast to the dtypes of the model's `Input`s, as tf.keras
   casts them (an eager call on `uint8` images of a model whose `Input` is float32).
 """
@@ -20,7 +20,7 @@ from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
-from ...saving import dialects
+from ... import call_spec
 from .base_layer import CALL_SPEC, current_training, training_context, unflatten_call
 
 
@@ -122,13 +122,13 @@ def run_internal_graph(self, inputs, masks=None):
 
 def get_config_in_tf_keras_form(keras_get_config):
     """Wraps `Network.get_config`: its nodes recorded with a `CALL_SPEC` as tf.keras writes
-    them (`dialects.tf_keras_node`)."""
+    them (`call_spec.tf_keras_node`)."""
     @functools.wraps(keras_get_config)
     def get_config(self):
         config = keras_get_config(self)
         if self._is_graph_network:
             for layer in config['layers']:
-                layer['inbound_nodes'] = [dialects.tf_keras_node(node)
+                layer['inbound_nodes'] = [call_spec.tf_keras_node(node)
                                           for node in layer['inbound_nodes']]
         return config
     return get_config
