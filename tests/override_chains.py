@@ -13,7 +13,8 @@ is loading), so there the attributes Keras' code does not import from the backen
 changes. A wrapper is followed to what it wraps through `__wrapped__` and its closure, up to
 the original; each step is named `file:qualified name` of its code (the file relative to
 torchk's or Keras' package directory), so that a name says where the wrapper is defined.
-Attributes named `_torchk...` (markers against a second install) are left out.
+Attributes named `_torchk...` or `__torchk...` (markers against a second install) are left
+out.
 """
 import ast
 import importlib.abc
@@ -160,7 +161,7 @@ def _same(original, value):
 
 
 def _is_marker(name):
-    return name.startswith('_torchk')
+    return name.startswith(('_torchk', '__torchk'))
 
 
 def changes():

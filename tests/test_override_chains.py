@@ -16,7 +16,7 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IN_POLICY_CALL = 'torchk/mixed_precision.py:_in_policy.<locals>.call_in_policy'
+IN_POLICY_CALL = 'torchk/mixed_precision.py:in_policy.<locals>.call_in_policy'
 
 
 def _observed(scenario):
@@ -70,73 +70,70 @@ BACKEND = {
         '(replaces keras.callbacks.tensorboard_v1.TensorBoard)',
     ),
     'keras.callbacks.callbacks.CallbackList._call_batch_hook': (
-        'torchk/keras_compat.py:_cheap_callback_timing.<locals>._call_batch_hook',
+        'torchk/keras_compat.py:call_batch_hook',
         '(replaces keras/callbacks/callbacks.py:CallbackList._call_batch_hook)',
     ),
     'keras.callbacks.callbacks.CallbackList.on_predict_begin': (
-        'torchk/keras_compat.py:_with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_predict_begin>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_predict_end': (
-        'torchk/keras_compat.py:_with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_predict_end>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_test_begin': (
-        'torchk/keras_compat.py:_with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_test_begin>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_test_end': (
-        'torchk/keras_compat.py:_with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_test_end>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_train_begin': (
-        'torchk/keras_compat.py:_with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_train_begin>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_train_end': (
-        'torchk/keras_compat.py:_with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_train_end>',
     ),
     'keras.engine.base_layer.Layer.__init__': (
-        'torchk/mixed_precision.py:_layer_init.<locals>.__init__',
+        'torchk/mixed_precision.py:layer_init_with_policy.<locals>.__init__',
         '<keras keras/engine/base_layer.py:Layer.__init__>',
     ),
     'keras.engine.base_layer.Layer.__init_subclass__': (
-        'classmethod torchk/mixed_precision.py:install.<locals>.__init_subclass__',
+        'classmethod torchk/overrides.py:_wrap_subclasses.<locals>.__init_subclass__',
         '(added)',
     ),
     'keras.engine.base_layer.Layer.add_weight': (
-        'torchk/saving/validation.py:install.<locals>.add_weight',
+        'torchk/saving/validation.py:charging_weights.<locals>.add_weight',
         '<keras keras/engine/base_layer.py:Layer.add_weight>',
     ),
     'keras.engine.base_layer.Layer.get_config': (
-        'torchk/mixed_precision.py:_layer_get_config.<locals>.get_config',
+        'torchk/mixed_precision.py:layer_config_with_policy.<locals>.get_config',
         '<keras keras/engine/base_layer.py:Layer.get_config>',
     ),
-    'keras.engine.base_layer.print': (
-        'torchk/keras_compat.py:_drop_tracking_print.<locals>.print_',
-        '(added)',
-    ),
+    'keras.engine.base_layer.print': ('torchk/keras_compat.py:print_without_tracking', '(added)'),
     'keras.engine.network.Network.from_config': (
-        'classmethod torchk/layers/tf_ops.py:_install.<locals>.from_config',
+        'classmethod torchk/saving/op_layer_nodes.py:rewriting_op_layer_nodes.<locals>.from_config',  # noqa: E501
         'torchk/saving/formats.py:_model_from_config.<locals>.from_config',
         '<keras classmethod keras/engine/network.py:Network.from_config>',
     ),
     'keras.engine.network.Network.load_weights': (
-        'torchk/saving/keras_zip.py:_reading_vars_layout.<locals>.wrapper',
+        'torchk/saving/keras_zip.py:reading_vars_layout.<locals>.wrapper',
         '<keras keras/engine/saving.py:allow_read_from_gcs.<locals>.load_wrapper>',
     ),
     'keras.engine.network.Network.save_weights': (
-        'torchk/keras_compat.py:_saving_atomically.<locals>.save_atomically',
+        'torchk/saving/atomic_files.py:_saving_atomically.<locals>.save_atomically',
         '<keras keras/engine/saving.py:allow_write_to_gcs.<locals>.save_wrapper>',
     ),
     'keras.engine.saving._deserialize_model': (
-        'torchk/saving/h5.py:_compiling_from_translation.<locals>.wrapper',
+        'torchk/saving/h5.py:compiling_from_translation.<locals>.wrapper',
         'torchk/keras_compat.py:_reading_through.<locals>.wrapper',
         '<keras keras/engine/saving.py:_deserialize_model>',
     ),
     'keras.engine.saving._serialize_model': (
-        'torchk/saving/h5.py:_inlining_layer_state.<locals>.wrapper',
+        'torchk/saving/h5.py:inlining_layer_state.<locals>.wrapper',
         '<keras keras/engine/saving.py:_serialize_model>',
     ),
     'keras.engine.saving.load_attributes_from_hdf5_group': (
@@ -157,7 +154,7 @@ BACKEND = {
     ),
     'keras.engine.saving.model_from_config': (
         'torchk/saving/formats.py:_loading_configuration.<locals>.wrapper',
-        'torchk/saving/h5.py:_translating_model_from_config.<locals>.wrapper',
+        'torchk/saving/h5.py:translating_model_from_config.<locals>.wrapper',
         '<keras keras/engine/saving.py:model_from_config>',
     ),
     'keras.engine.saving.model_from_json': (
@@ -172,11 +169,11 @@ BACKEND = {
     ),
     'keras.engine.saving.save_model': (
         'torchk/saving/keras_zip_writer.py:saving_keras_zips.<locals>.save_keras_zip_or_other',
-        'torchk/keras_compat.py:_saving_atomically.<locals>.save_atomically',
+        'torchk/saving/atomic_files.py:_saving_atomically.<locals>.save_atomically',
         '<keras keras/engine/saving.py:allow_write_to_gcs.<locals>.save_wrapper>',
     ),
     'keras.engine.saving.save_to_binary_h5py': (
-        'torchk/keras_compat.py:_save_to_streams_in_write_mode.<locals>.save_to_binary_h5py',
+        'torchk/keras_compat.py:save_to_binary_h5py',
         '(replaces keras/utils/io_utils.py:save_to_binary_h5py)',
     ),
     'keras.engine.saving.unpickle_model': (
@@ -184,7 +181,7 @@ BACKEND = {
         '<keras keras/engine/saving.py:unpickle_model>',
     ),
     'keras.engine.saving.yaml': (
-        'instance of torchk.keras_compat._yaml_load_with_a_loader.<locals>.Yaml',
+        'instance of torchk.keras_compat.yaml_load_with_a_loader.<locals>.Yaml',
         '(replaces module yaml)',
     ),
     'keras.engine.sequential.Sequential.from_config': (
@@ -192,15 +189,15 @@ BACKEND = {
         '<keras classmethod keras/engine/sequential.py:Sequential.from_config>',
     ),
     'keras.engine.training.Model._set_inputs': (
-        'torchk/keras_compat.py:_build_before_setting_inputs.<locals>._set_inputs',
+        'torchk/keras_compat.py:building_before_setting_inputs.<locals>._set_inputs',
         '<keras keras/engine/training.py:Model._set_inputs>',
     ),
     'keras.engine.training.Model.compile': (
-        'torchk/mixed_precision.py:_compile_with_loss_scaling.<locals>.compile',
+        'torchk/mixed_precision.py:compile_with_loss_scaling.<locals>.compile',
         '<keras keras/engine/training.py:Model.compile>',
     ),
     'keras.engine.training_arrays.slice_arrays': (
-        'torchk/keras_compat.py:_batches_as_views.<locals>.slice_arrays',
+        'torchk/keras_compat.py:slicing_batches_as_views.<locals>.slice_arrays',
         '<keras keras/utils/generic_utils.py:slice_arrays>',
     ),
     'keras.layers.AbstractRNNCell': ('torchk.layers.recurrent.AbstractRNNCell', '(added)'),
@@ -330,23 +327,23 @@ BACKEND = {
     'keras.layers.TextVectorization': ('torchk.layers.text.TextVectorization', '(added)'),
     'keras.layers.UnitNormalization': ('torchk.layers.normalization.UnitNormalization', '(added)'),
     'keras.layers.core.Flatten.__init__': (
-        'torchk/keras_compat.py:_flatten_any_rank.<locals>.__init__',
+        'torchk/keras_compat.py:flatten_any_rank.<locals>.__init__',
         '<keras keras/layers/core.py:Flatten.__init__>',
     ),
     'keras.layers.core.Flatten.compute_output_shape': (
-        'torchk/keras_compat.py:_plain_int_output_shapes.<locals>.compute_output_shape',
+        'torchk/keras_compat.py:plain_int_output_shapes.<locals>.compute_output_shape',
         '<keras keras/layers/core.py:Flatten.compute_output_shape>',
     ),
     'keras.layers.core.Lambda.compute_output_shape': (
-        'torchk/keras_compat.py:_infer_lambda_output_shapes.<locals>.compute_output_shape',
+        'torchk/keras_compat.py:inferring_lambda_output_shapes.<locals>.compute_output_shape',
         '<keras keras/layers/core.py:Lambda.compute_output_shape>',
     ),
     'keras.layers.core.Lambda.from_config': (
-        'classmethod torchk/saving/safe_mode.py:install.<locals>.from_config',
+        'classmethod torchk/saving/safe_mode.py:gating_lambda_from_config.<locals>.from_config',
         '<keras classmethod keras/layers/core.py:Lambda.from_config>',
     ),
     'keras.layers.core.Reshape.compute_output_shape': (
-        'torchk/keras_compat.py:_plain_int_output_shapes.<locals>.compute_output_shape',
+        'torchk/keras_compat.py:plain_int_output_shapes.<locals>.compute_output_shape',
         '<keras keras/layers/core.py:Reshape.compute_output_shape>',
     ),
     'keras.layers.cudnn_recurrent.CuDNNGRU': (
@@ -365,7 +362,7 @@ BACKEND = {
     ),
     'keras.losses.CosineSimilarity': ('torchk.losses.CosineSimilarity', '(added)'),
     'keras.losses.Loss.__call__': (
-        'torchk/mixed_precision.py:_loss_in_float32.<locals>.__call__',
+        'torchk/mixed_precision.py:loss_in_float32.<locals>.__call__',
         '<keras keras/losses.py:Loss.__call__>',
     ),
     'keras.losses.binary_focal_crossentropy': (
@@ -403,7 +400,7 @@ BACKEND = {
         '(added)',
     ),
     'keras.metrics.get': (
-        'torchk/keras_compat.py:_metric_configs_deserialized.<locals>.get',
+        'torchk/keras_compat.py:metric_configs_deserialized.<locals>.get',
         '<keras keras/metrics.py:get>',
     ),
     'keras.metrics.kl_divergence': ('keras/losses.py:kullback_leibler_divergence', '(added)'),
@@ -418,11 +415,11 @@ BACKEND = {
         '(added)',
     ),
     'keras.utils.io_utils.save_to_binary_h5py': (
-        'torchk/keras_compat.py:_save_to_streams_in_write_mode.<locals>.save_to_binary_h5py',
+        'torchk/keras_compat.py:save_to_binary_h5py',
         '(replaces keras/utils/io_utils.py:save_to_binary_h5py)',
     ),
     'keras.utils.multi_gpu_utils.multi_gpu_model': (
-        'torchk/keras_compat.py:_multi_gpu_model_points_to_distributed.<locals>.multi_gpu_model',
+        'torchk/keras_compat.py:multi_gpu_model',
         '(replaces keras/utils/multi_gpu_utils.py:multi_gpu_model)',
     ),
     'keras.wrappers.scikit_learn.KerasClassifier.__sklearn_tags__': (
@@ -438,8 +435,7 @@ BACKEND = {
 }
 
 # Keras' layer classes whose `call` the backend wraps in the layer's dtype policy
-# (`torchk/mixed_precision.py:_in_policy.<locals>.call_in_policy`), and the
-# original each wraps.
+# (`IN_POLICY_CALL`), and the original each wraps.
 IN_POLICY = {
     'keras.engine.base_layer.Layer.call': 'keras/engine/base_layer.py:Layer.call',
     'keras.engine.network.Network.call': 'keras/engine/network.py:Network.call',
@@ -562,7 +558,7 @@ IN_POLICY = {
 # What importing the tf.keras facade (`torchk.keras`) adds to or changes in BACKEND.
 FACADE = {
     'keras.engine.base_layer.Layer.__call__': (
-        'torchk/keras/engine/base_layer.py:install.<locals>.__call__',
+        'torchk/keras/engine/base_layer.py:tf_keras_call.<locals>.__call__',
         '<keras keras/engine/base_layer.py:Layer.__call__>',
     ),
     'keras.engine.base_layer.Layer._add_inbound_node': (
@@ -575,7 +571,7 @@ FACADE = {
     ),
     'keras.engine.base_layer.Layer.add_weight': (
         'torchk/keras/engine/base_layer.py:add_weight_with_tf_keras_defaults.<locals>.add_weight',
-        'torchk/saving/validation.py:install.<locals>.add_weight',
+        'torchk/saving/validation.py:charging_weights.<locals>.add_weight',
         '<keras keras/engine/base_layer.py:Layer.add_weight>',
     ),
     'keras.engine.base_layer.Layer.compute_mask': (
@@ -587,15 +583,15 @@ FACADE = {
         '<keras property keras/engine/base_layer.py:Layer.losses>',
     ),
     'keras.engine.base_layer.Layer.non_trainable_variables': (
-        'property torchk/keras/eager.py:install.<locals>.<lambda>',
+        'property torchk/keras/eager.py:non_trainable_variables',
         '(added)',
     ),
     'keras.engine.base_layer.Layer.trainable_variables': (
-        'property torchk/keras/eager.py:install.<locals>.<lambda>',
+        'property torchk/keras/eager.py:trainable_variables',
         '(added)',
     ),
     'keras.engine.base_layer.Layer.variables': (
-        'property torchk/keras/eager.py:install.<locals>.<lambda>',
+        'property torchk/keras/eager.py:variables',
         '(added)',
     ),
     'keras.engine.network.Network.get_config': (
@@ -607,7 +603,7 @@ FACADE = {
         '(replaces keras/engine/network.py:Network.run_internal_graph)',
     ),
     'keras.layers.convolutional._Conv.call': (
-        'torchk/mixed_precision.py:_in_policy.<locals>.call_in_policy',
+        'torchk/mixed_precision.py:in_policy.<locals>.call_in_policy',
         'torchk/keras/layers/convolutional.py:call',
         '(replaces keras/layers/convolutional.py:_Conv.call)',
     ),
@@ -616,48 +612,45 @@ FACADE = {
         '(added)',
     ),
     'keras.layers.convolutional_recurrent.ConvRNN2D.__call__': (
-        'torchk/keras/engine/base_layer.py:_recorded_call_first.<locals>.__call__',
+        'torchk/keras/engine/base_layer.py:recorded_call_first.<locals>.__call__',
         '<keras keras/layers/convolutional_recurrent.py:ConvRNN2D.__call__>',
     ),
     'keras.layers.normalization.BatchNormalization.call': (
         'torchk/keras/layers/normalization.py:frozen_batch_normalization_infers.<locals>.call',
-        'torchk/mixed_precision.py:_in_policy.<locals>.call_in_policy',
+        'torchk/mixed_precision.py:in_policy.<locals>.call_in_policy',
         '<keras keras/layers/normalization.py:BatchNormalization.call>',
     ),
     'keras.layers.recurrent.RNN.__call__': (
-        'torchk/keras/engine/base_layer.py:_recorded_call_first.<locals>.__call__',
+        'torchk/keras/engine/base_layer.py:recorded_call_first.<locals>.__call__',
         '<keras keras/layers/recurrent.py:RNN.__call__>',
     ),
     'keras.layers.wrappers.Bidirectional.__call__': (
-        'torchk/keras/engine/base_layer.py:_recorded_call_first.<locals>.__call__',
+        'torchk/keras/engine/base_layer.py:recorded_call_first.<locals>.__call__',
         '<keras keras/layers/wrappers.py:Bidirectional.__call__>',
     ),
     'keras.losses.Loss.__init__': (
-        'torchk/keras/losses.py:_auto_reduction.<locals>.__init__',
+        'torchk/keras/losses.py:auto_reduction.<locals>.__init__',
         '<keras keras/losses.py:Loss.__init__>',
     ),
     'keras.losses.LossFunctionWrapper.call': (
-        'torchk/keras/losses.py:_squeezed_predictions.<locals>.call',
+        'torchk/keras/losses.py:squeezed_predictions.<locals>.call',
         '<keras keras/losses.py:LossFunctionWrapper.call>',
     ),
     'keras.metrics.Metric.__call__': (
-        'torchk/keras/eager.py:install.<locals>.metric_call',
+        'torchk/keras/eager.py:eager_metric_call.<locals>.metric_call',
         '<keras keras/metrics.py:Metric.__call__>',
     ),
     'keras.metrics.Metric.add_weight': (
         'torchk/keras/engine/base_layer.py:metric_add_weight_with_tf_keras_arguments.<locals>.add_weight',  # noqa: E501
         '<keras keras/metrics.py:Metric.add_weight>',
     ),
-    'keras.metrics.Metric.reset_state': (
-        'torchk/keras/eager.py:install.<locals>.<lambda>',
-        '(added)',
-    ),
+    'keras.metrics.Metric.reset_state': ('torchk/keras/eager.py:reset_state', '(added)'),
     'keras.metrics.Reduce.result': (
-        'torchk/keras/metrics.py:_mean_results_zero_before_updates.<locals>.result',
+        'torchk/keras/metrics.py:mean_results_zero_before_updates.<locals>.result',
         '<keras keras/metrics.py:Reduce.result>',
     ),
     'keras.metrics.RootMeanSquaredError.result': (
-        'torchk/keras/metrics.py:_mean_results_zero_before_updates.<locals>.<lambda>',
+        'torchk/keras/metrics.py:root_mean_squared_error_result',
         '(replaces keras/metrics.py:RootMeanSquaredError.result)',
     ),
     "keras.utils.generic_utils._GLOBAL_CUSTOM_OBJECTS['OrthogonalRegularizer']": (
@@ -665,11 +658,11 @@ FACADE = {
         '(added)',
     ),
     'keras.utils.metrics_utils.result_wrapper': (
-        'torchk/keras/eager.py:install.<locals>.result_wrapper',
+        'torchk/keras/eager.py:eager_result_wrapper.<locals>.result_wrapper',
         '<keras keras/utils/metrics_utils.py:result_wrapper>',
     ),
     'keras.utils.metrics_utils.update_state_wrapper': (
-        'torchk/keras/eager.py:install.<locals>.update_state_wrapper',
+        'torchk/keras/eager.py:eager_update_state_wrapper.<locals>.update_state_wrapper',
         '<keras keras/utils/metrics_utils.py:update_state_wrapper>',
     ),
 }
@@ -687,9 +680,7 @@ TORCHK_BACKEND = {
 # ...and once the facade is imported.
 TORCHK_FACADE = {
     'torchk.graph.KerasTensor._keras_mask': ('property torchk/keras/eager.py:mask_of',),
-    'torchk.tf.namespaces.eager': (
-        'torchk/keras/eager.py:_keep_variables_symbolic_in_tf_ops.<locals>.eager_unless_tracing',
-    ),
+    'torchk.tf.namespaces.eager': ('torchk/keras/eager.py:eager_unless_tracing.<locals>.eager',),
     'torchk.variables.Variable.assign': ('torchk/tf/variable.py:Variable.assign',),
     'torchk.variables.Variable.assign_add': ('torchk/tf/variable.py:Variable.assign_add',),
     'torchk.variables.Variable.assign_sub': ('torchk/tf/variable.py:Variable.assign_sub',),

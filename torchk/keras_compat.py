@@ -88,7 +88,8 @@ numbering unless stated):
 
 `install()` puts a finder on `sys.meta_path`: the process-wide names are restored when
 `keras` is imported (or at once, if it already is), whether torchk or Keras is imported
-first; the other fixes patch their modules as soon as those have run.
+first; the other fixes are `BACKEND` overrides of the registry (`torchk.overrides`), applied
+to each Keras module as soon as it has run.
 """
 import builtins
 import collections
@@ -105,6 +106,8 @@ import warnings
 import numpy as np
 import torch
 
+from . import overrides
+
 # callbacks/callbacks.py:19 (2.2.4 callbacks.py:20, 2.2.5 callbacks.py:19);
 # engine/training_utils.py:639, 696, 811, 823, 857, 927 (2.2.5 training_utils.py:667).
 _COLLECTIONS_ABC_NAMES = ('Container', 'Iterable', 'Mapping', 'Sequence')
@@ -119,16 +122,8 @@ _NUMPY_ALIASES = {
     'unicode_': np.str_,
 }
 
-# The functions of keras/engine/saving.py that read string attributes and decode them:
-# :273, 278, 282, 345, 377 (`_deserialize_model`), :722, 727, 1183, 1187, 1262, 1266
-# (2.2.4 saving.py:224, 229, 233, 296, 320, 550, 555, 1004, 1008, 1083, 1087).
-_HDF5_READERS = ('_deserialize_model', 'load_attributes_from_hdf5_group',
-                 'load_weights_from_hdf5_group', 'load_weights_from_hdf5_group_by_name')
-
 # Importing either restores the removed names first (keras_preprocessing can come alone).
 _KERAS_PACKAGES = ('keras', 'keras_preprocessing')
-
-_installed = False
 
 
 def install():
@@ -137,16 +132,13 @@ def install():
     The process-wide names are restored when Keras is imported (at once if it already is),
     so importing torchk alone changes nothing outside torchk.
     """
-    global _installed
-    if _installed or os.environ.get('TORCHK_KERAS_COMPAT') == '0':
+    if os.environ.get('TORCHK_KERAS_COMPAT') == '0' or any(
+            isinstance(finder, _PatchAfterImport) for finder in sys.meta_path):
         return
-    _installed = True
     sys.meta_path.insert(0, _PatchAfterImport())
     if 'keras' in sys.modules:
         _restore_removed_names()
-    for name, patch in _AFTER_IMPORT.items():
-        if name in sys.modules:
-            patch(sys.modules[name])
+    overrides.apply_backend(name for name in overrides.backend_modules() if name in sys.modules)
 
 
 def _restore_removed_names():
@@ -207,13 +199,17 @@ def _getargspec(func):
     return inspect.ArgSpec(spec.args, spec.varargs, spec.varkw, spec.defaults)
 
 
-def _read_string_attributes_as_bytes(saving):
-    """Wraps the `_HDF5_READERS` of `keras.engine.saving` to read through a bytes view."""
-    if saving.h5py is None:  # Keras without h5py reads no HDF5 file.
-        return
-    view = _bytes_attributes_view(saving.h5py)
-    for name in _HDF5_READERS:
-        setattr(saving, name, _reading_through(view, getattr(saving, name)))
+def reading_string_attributes_as_bytes(load):
+    """Override of the functions of `keras.engine.saving` that read string attributes
+    (`_deserialize_model`, `load_attributes_from_hdf5_group`, `load_weights_from_hdf5_group`,
+    `load_weights_from_hdf5_group_by_name`, which decode them at saving.py:273, 278, 282, 345,
+    377, 722, 727, 1183, 1187, 1262, 1266; 2.2.4 saving.py:224, 229, 233, 296, 320, 550, 555,
+    1004, 1008, 1083, 1087): they read through a bytes view. Keras without h5py reads no HDF5
+    file."""
+    h5py = sys.modules['keras.engine.saving'].h5py
+    if h5py is None:
+        return load
+    return _reading_through(_bytes_attributes_view(h5py), load)
 
 
 def _reading_through(view, load):
@@ -224,6 +220,7 @@ def _reading_through(view, load):
     return wrapper
 
 
+@functools.lru_cache(maxsize=None)
 def _bytes_attributes_view(h5py):
     """Returns `view(f)`: `f` (an h5py group, or an `H5Dict` on one) with bytes attributes.
 
@@ -262,96 +259,32 @@ def _bytes_attributes_view(h5py):
     return view
 
 
-def _patch_saving(saving):
-    _read_string_attributes_as_bytes(saving)
-    _yaml_load_with_a_loader(saving)
-    _save_to_streams_in_write_mode(saving)
-    from .saving import formats, h5, keras_zip_writer
-    saving.save_model = keras_zip_writer.saving_keras_zips(
-        _saving_atomically(saving.save_model, saving))
-    h5.install(saving)
-    formats.install(saving)
-
-
-def _save_to_streams_in_write_mode(saving):
-    """io_utils.py:416 `save_to_binary_h5py`, which saving.py:546 calls to save a model into
-    a file object (`save_model(model, stream)`), opens its in-memory HDF5 file with
-    `h5py.File(name, driver='core', backing_store=False)` and no mode: h5py 3 made the
-    default mode 'r' (it was 'a'), so the file does not open (`OSError: Unable to
-    synchronously open file`). Both names get the same function opening it in mode 'w'."""
+def save_to_binary_h5py(save_function, stream):
+    """Override of `keras.utils.io_utils.save_to_binary_h5py` (io_utils.py:416), which
+    saving.py:546 calls to save a model into a file object (`save_model(model, stream)`): it
+    opened its in-memory HDF5 file with `h5py.File(name, driver='core',
+    backing_store=False)` and no mode; h5py 3 made the default mode 'r' (it was 'a'), so the
+    file did not open (`OSError: Unable to synchronously open file`). Here it opens in mode
+    'w'."""
     import h5py
-    from keras.utils import io_utils
-
-    def save_to_binary_h5py(save_function, stream):
-        with h5py.File('in-memory-h5py', mode='w', driver='core',
-                       backing_store=False) as h5file:
-            result = save_function(h5file)
-            h5file.flush()
-            image = h5file.id.get_file_image()
-        stream.write(image)
-        return result
-    io_utils.save_to_binary_h5py = save_to_binary_h5py
-    saving.save_to_binary_h5py = save_to_binary_h5py
+    with h5py.File('in-memory-h5py', mode='w', driver='core', backing_store=False) as h5file:
+        result = save_function(h5file)
+        h5file.flush()
+        image = h5file.id.get_file_image()
+    stream.write(image)
+    return result
 
 
-def _patch_network(network):
-    network.Network.save_weights = _saving_atomically(network.Network.save_weights,
-                                                      network)
-    from .saving import formats, keras_zip
-    keras_zip.install(network)
-    formats.install_on_models(network=network)
-
-
-def _patch_sequential(sequential):
-    from .saving import formats
-    formats.install_on_models(sequential=sequential)
-
-
-def _patch_base_layer(base_layer):
-    _drop_tracking_print(base_layer)
-    from .saving import validation
-    validation.install(base_layer)
-
-
-def _clone_models_trusting(models):
-    from .saving import formats
-    models.clone_model = formats.trusting(models.clone_model)
-
-
-def _saving_atomically(save, module):
-    """`save(obj, filepath, overwrite=True, ...)` (saving.py:497 `save_model`, which
-    `Network.save` and `ModelCheckpoint` call, and network.py:1154 `save_weights`) made to
-    write a temporary file beside `filepath` and rename it over `filepath` once complete:
-    an exception or a kill mid-write leaves the previous file as it was. Other targets
-    (h5py groups, file objects, `gs://` paths) are saved as Keras does. With
-    `overwrite=False`, the prompt is `module.ask_to_proceed_with_overwrite`, looked up at
-    each call as `save` itself does, so that a patch there (Keras' tests patch
-    `keras.engine.saving`'s) answers it."""
-    from .saving.atomic_files import replacing
-
-    @functools.wraps(save)
-    def save_atomically(obj, filepath, overwrite=True, *args, **kwargs):
-        if not isinstance(filepath, (str, os.PathLike)) or str(filepath).startswith('gs://'):
-            return save(obj, filepath, overwrite, *args, **kwargs)
-        filepath = os.fspath(filepath)
-        if not overwrite and os.path.isfile(filepath):
-            if not module.ask_to_proceed_with_overwrite(filepath):
-                return None
-        with replacing(filepath) as temporary:
-            return save(obj, temporary, True, *args, **kwargs)
-    return save_atomically
-
-
-def _yaml_load_with_a_loader(saving):
-    """Gives `keras.engine.saving` a `yaml` whose `load` defaults `Loader` to
-    `yaml.FullLoader`: 2.2.4 saving.py:473 calls `yaml.load(yaml_string)`, which PyYAML 6
-    refuses (`Loader` became required). 2.2.5 saving.py:608 and 2.3.1 saving.py:643 pass
-    `Loader=yaml.FullLoader` themselves and get the same call. Only where PyYAML requires it."""
-    yaml = getattr(saving, 'yaml', None)
+def yaml_load_with_a_loader(yaml):
+    """Override of `keras.engine.saving.yaml` (the module): a `yaml` whose `load` defaults
+    `Loader` to `yaml.FullLoader`: 2.2.4 saving.py:473 calls `yaml.load(yaml_string)`, which
+    PyYAML 6 refuses (`Loader` became required). 2.2.5 saving.py:608 and 2.3.1 saving.py:643
+    pass `Loader=yaml.FullLoader` themselves and get the same call. Only where PyYAML
+    requires it."""
     if yaml is None or not hasattr(yaml, 'FullLoader'):
-        return
+        return yaml
     if inspect.signature(yaml.load).parameters['Loader'].default is not inspect.Parameter.empty:
-        return
+        return yaml
 
     class Yaml(object):
         def __getattr__(self, name):
@@ -360,22 +293,19 @@ def _yaml_load_with_a_loader(saving):
         @staticmethod
         def load(stream, Loader=None, **kwargs):
             return yaml.load(stream, Loader=Loader or yaml.FullLoader, **kwargs)
-    saving.yaml = Yaml()
+    return Yaml()
 
 
-def _drop_tracking_print(base_layer):
-    """Drops `print('tracking', value, name)` at engine/base_layer.py:1237 (2.3.x).
-
-    It is the module's only `print`; a module global named `print` takes the place of the
-    builtin there, and passes on every other call.
-    """
-    def print_(*args, **kwargs):
-        if not (args and isinstance(args[0], str) and args[0] == 'tracking'):
-            builtins.print(*args, **kwargs)
-    base_layer.print = print_
+def print_without_tracking(*args, **kwargs):
+    """Override of `print` in `keras.engine.base_layer` (a module global named `print` takes
+    the builtin's place there): drops `print('tracking', value, name)` at
+    engine/base_layer.py:1237 (2.3.x), the module's only `print`, and passes on every other
+    call."""
+    if not (args and isinstance(args[0], str) and args[0] == 'tracking'):
+        builtins.print(*args, **kwargs)
 
 
-def _define_uses_learning_phase(wrappers):
+def define_uses_learning_phase(wrappers):
     """Defines the module global `uses_learning_phase` that `TimeDistributed`'s step function
     declares `global` but never defines (layers/wrappers.py:220-225, 2.2.4 wrappers.py:
     205-210). Every backend tensor that has `_uses_learning_phase` reaches the undefined
@@ -385,14 +315,12 @@ def _define_uses_learning_phase(wrappers):
         wrappers.uses_learning_phase = False
 
 
-def _infer_lambda_output_shapes(core):
-    """A `Lambda` without `output_shape` infers its shape by calling itself on placeholders
-    only for 'tensorflow' and 'cntk', and falls back to its input shape otherwise
-    (layers/core.py:667-690; 2.2.4 core.py:640-662): `layer.output_shape` and
-    `model.summary()` would be wrong. Under torchk the same inference works, so it is done
-    for torchk too."""
-    keras_compute_output_shape = core.Lambda.compute_output_shape
-
+def inferring_lambda_output_shapes(keras_compute_output_shape):
+    """Override of `Lambda.compute_output_shape`: a `Lambda` without `output_shape` infers
+    its shape by calling itself on placeholders only for 'tensorflow' and 'cntk', and falls
+    back to its input shape otherwise (layers/core.py:667-690; 2.2.4 core.py:640-662):
+    `layer.output_shape` and `model.summary()` would be wrong. Under torchk the same
+    inference works, so it is done for torchk too."""
     @functools.wraps(keras_compute_output_shape)
     def compute_output_shape(self, input_shape):
         backend = sys.modules['keras.backend']
@@ -409,7 +337,7 @@ def _infer_lambda_output_shapes(core):
         if isinstance(outputs, list):
             return [backend.int_shape(output) for output in outputs]
         return backend.int_shape(outputs)
-    core.Lambda.compute_output_shape = compute_output_shape
+    return compute_output_shape
 
 
 # TF-only in Keras' import list (backend/__init__.py:156-164; 2.2.5 the same), but called
@@ -418,7 +346,7 @@ _SESSION_FUNCTIONS = ('clear_session', 'get_session', 'set_session',
                       'manual_variable_initialization')
 
 
-def _export_session_functions(backend):
+def export_session_functions(backend):
     """`keras.backend` imports `clear_session`, `get_session`, `set_session` and
     `manual_variable_initialization` from the backend only for TensorFlow (backend/
     __init__.py:156-164): `K.clear_session()` would raise AttributeError. torchk's versions
@@ -433,52 +361,25 @@ def _export_session_functions(backend):
             setattr(backend, name, getattr(core, name))
 
 
-def _torchk_callbacks(callbacks):
-    """The three fixes of `keras.callbacks` below."""
-    _torchk_tensorboard(callbacks)
-    _cheap_callback_timing(callbacks)
-    _logs_as_dicts(callbacks)
-
-
-def _logs_as_dicts(callbacks):
-    """`CallbackList` gives the callbacks' `on_train_begin`, `on_test_end`, ... a dict of
-    logs, empty where Keras passed None (callbacks written for tf.keras, which passes a dict,
-    call `logs.keys()`)."""
-    for stage in ('train', 'test', 'predict'):
-        for event in ('begin', 'end'):
-            name = 'on_%s_%s' % (stage, event)
-            setattr(callbacks.CallbackList, name, _with_logs_dict(
-                getattr(callbacks.CallbackList, name)))
-
-
-def _with_logs_dict(hook):
+def with_logs_dict(hook):
+    """Override of `CallbackList`'s `on_train_begin`, `on_test_end` and the other begin and
+    end hooks: the callbacks get a dict of logs, empty where Keras passed None (callbacks
+    written for tf.keras, which passes a dict, call `logs.keys()`)."""
     @functools.wraps(hook)
     def with_logs_dict(self, logs=None):
         return hook(self, {} if logs is None else logs)
     return with_logs_dict
 
 
-def _torchk_tensorboard(callbacks):
-    """Makes `keras.callbacks.TensorBoard` torchk's: Keras' own (callbacks/__init__.py:19-22
-    picks callbacks/tensorboard_v1.py) imports TensorFlow at tensorboard_v1.py:95-101 and,
-    off TensorFlow, turns histograms, graph, images and embeddings off (:103-118); 2.2.x
-    has the same class in keras/callbacks.py. Only when torchk is Keras' backend."""
-    if sys.modules['keras.backend'].backend() != 'torchk.core':
-        return
-    from . import callbacks as torchk_callbacks
-    callbacks.TensorBoard = torchk_callbacks.TensorBoard
-
-
-def _batches_as_views(training_arrays):
-    """`fit_loop`, `test_loop` and `predict_loop` cut each batch out of the arrays with
+def slicing_batches_as_views(keras_slice_arrays):
+    """Override of `keras.engine.training_arrays.slice_arrays`: `fit_loop`, `test_loop` and
+    `predict_loop` cut each batch out of the arrays with
     `slice_arrays(arrays, batch_ids)` (engine/training_arrays.py:182, 185, 327, 441), which
     (utils/generic_utils.py:553-555) turns the index array into a list for h5py's sake and
     indexes with it: a copy through a Python list of ints, about as long as a small model's
     step. Here consecutive indices (every batch unless `shuffle=True`) become a slice, a view
     with no copy, and other index arrays index numpy arrays directly; anything else (h5py
     datasets) is cut as Keras cuts it."""
-    keras_slice_arrays = training_arrays.slice_arrays
-
     def slice_arrays(arrays, start=None, stop=None):
         if not (isinstance(start, np.ndarray) and start.ndim == 1 and len(start)
                 and stop is None):
@@ -496,132 +397,84 @@ def _batches_as_views(training_arrays):
                 return x[start]
             return keras_slice_arrays(x, start)
         return [cut(x) for x in arrays] if isinstance(arrays, list) else cut(arrays)
-    training_arrays.slice_arrays = slice_arrays
+    return slice_arrays
 
 
-def _cheap_callback_timing(callbacks):
-    """Keras 2.3's `CallbackList._call_batch_hook` (callbacks/callbacks.py:70-101) takes
-    `np.median` of the last ten callback durations twice per batch, to warn about slow
-    callbacks: an array conversion and a partition costing more than a small model's loop
-    around its step. The hook below does what Keras' does (the same timings, the same
-    warning) with `statistics.median` of those ten floats."""
-    callback_list = getattr(callbacks, 'CallbackList', None)
-    if callback_list is None or not hasattr(callback_list, '_call_batch_hook'):
-        return  # Keras 2.2: no batch timing
-
-    def _call_batch_hook(self, mode, hook, batch, logs=None):
-        if not self.callbacks:
-            return
-        name = 'on_%s_batch_%s' % (mode, hook)
-        if hook == 'end':
-            if not hasattr(self, '_t_enter_batch'):
-                self._t_enter_batch = time.time()
-            self._delta_t_batch = time.time() - self._t_enter_batch
-        logs = logs or {}
-        started = time.time()
-        for callback in self.callbacks:
-            getattr(callback, name)(batch, logs)
-        durations = self._delta_ts[name]
-        durations.append(time.time() - started)
-        median = statistics.median(durations)
-        if 0. < 0.95 * self._delta_t_batch < median and median > 0.1:
-            warnings.warn('Method (%s) is slow compared to the batch update (%f). Check your '
-                          'callbacks.' % (name, median), RuntimeWarning)
-        if hook == 'begin':
-            self._t_enter_batch = time.time()
-    callback_list._call_batch_hook = _call_batch_hook
-
-
-def _multi_gpu_model_points_to_distributed(multi_gpu_utils):
-    """`keras.utils.multi_gpu_model` (utils/multi_gpu_utils.py:24-258) replicates a model
-    on TensorFlow devices only; off TensorFlow it fails with an AttributeError on
-    `K.tensorflow_backend` (:16). Under torchk it raises a ValueError (the type of Keras'
-    own multi_gpu_model errors) that says what to use instead."""
-    if sys.modules['keras.backend'].backend() != 'torchk.core':
+def call_batch_hook(self, mode, hook, batch, logs=None):
+    """Override of Keras 2.3's `CallbackList._call_batch_hook` (callbacks/callbacks.py:70-101),
+    which takes `np.median` of the last ten callback durations twice per batch, to warn about
+    slow callbacks: an array conversion and a partition costing more than a small model's loop
+    around its step. This one does what Keras' does (the same timings, the same warning) with
+    `statistics.median` of those ten floats (Keras 2.2 has no batch timing)."""
+    if not self.callbacks:
         return
-
-    def multi_gpu_model(model, gpus=None, cpu_merge=True, cpu_relocation=False):
-        raise ValueError('keras.utils.multi_gpu_model replicates a model with TensorFlow '
-                         'only; with the torchk backend, train on several GPUs (or '
-                         'machines) with torchk.distributed, data parallel on '
-                         'torch.distributed, launched with torchrun.')
-    multi_gpu_utils.multi_gpu_model = multi_gpu_model
-
-
-def _plain_int_output_shapes(core):
-    """`Flatten.compute_output_shape` (layers/core.py:505) and `Reshape`'s unknown
-    dimension (:381-385) are numpy integers, which numpy 2 prints as `np.int64(12)`: in
-    `model.summary()`, `plot_model` and saved shapes. They become plain `int`s."""
-    for layer_class in (core.Flatten, core.Reshape):
-        keras_compute_output_shape = layer_class.compute_output_shape
-
-        def compute_output_shape(self, input_shape, _keras=keras_compute_output_shape):
-            shape = _keras(self, input_shape)
-            return tuple(int(d) if isinstance(d, np.integer) else d for d in shape)
-        functools.update_wrapper(compute_output_shape, keras_compute_output_shape)
-        layer_class.compute_output_shape = compute_output_shape
+    name = 'on_%s_batch_%s' % (mode, hook)
+    if hook == 'end':
+        if not hasattr(self, '_t_enter_batch'):
+            self._t_enter_batch = time.time()
+        self._delta_t_batch = time.time() - self._t_enter_batch
+    logs = logs or {}
+    started = time.time()
+    for callback in self.callbacks:
+        getattr(callback, name)(batch, logs)
+    durations = self._delta_ts[name]
+    durations.append(time.time() - started)
+    median = statistics.median(durations)
+    if 0. < 0.95 * self._delta_t_batch < median and median > 0.1:
+        warnings.warn('Method (%s) is slow compared to the batch update (%f). Check your '
+                      'callbacks.' % (name, median), RuntimeWarning)
+    if hook == 'begin':
+        self._t_enter_batch = time.time()
 
 
-def _flatten_any_rank(core):
-    """`Flatten` of inputs of rank 1 or 2 (tf.keras'), where Keras 2.3.1's input spec asks
-    for rank 3 (layers/core.py:494); its computation already flattens any rank."""
-    keras_init = core.Flatten.__init__
+def multi_gpu_model(model, gpus=None, cpu_merge=True, cpu_relocation=False):
+    """Override of `keras.utils.multi_gpu_model` (utils/multi_gpu_utils.py:24-258), which
+    replicates a model on TensorFlow devices only; off TensorFlow it fails with an
+    AttributeError on `K.tensorflow_backend` (:16). Under torchk it raises a ValueError (the
+    type of Keras' own multi_gpu_model errors) that says what to use instead."""
+    raise ValueError('keras.utils.multi_gpu_model replicates a model with TensorFlow '
+                     'only; with the torchk backend, train on several GPUs (or '
+                     'machines) with torchk.distributed, data parallel on '
+                     'torch.distributed, launched with torchrun.')
 
+
+def plain_int_output_shapes(keras_compute_output_shape):
+    """Override of `Flatten.compute_output_shape` (layers/core.py:505) and `Reshape`'s
+    (whose unknown dimension, :381-385, is computed): their numpy integers, which numpy 2
+    prints as `np.int64(12)` (in `model.summary()`, `plot_model` and saved shapes), become
+    plain `int`s."""
+    @functools.wraps(keras_compute_output_shape)
+    def compute_output_shape(self, input_shape):
+        shape = keras_compute_output_shape(self, input_shape)
+        return tuple(int(d) if isinstance(d, np.integer) else d for d in shape)
+    return compute_output_shape
+
+
+def flatten_any_rank(keras_init):
+    """Override of `Flatten.__init__`: `Flatten` of inputs of rank 1 or 2 (tf.keras'), where
+    Keras 2.3.1's input spec asks for rank 3 (layers/core.py:494); its computation already
+    flattens any rank."""
     @functools.wraps(keras_init)
     def __init__(self, *args, **kwargs):
         keras_init(self, *args, **kwargs)
-        self.input_spec = core.InputSpec(min_ndim=1)
-    core.Flatten.__init__ = __init__
+        self.input_spec = sys.modules['keras.layers.core'].InputSpec(min_ndim=1)
+    return __init__
 
 
-def _patch_layers_core(core):
-    _infer_lambda_output_shapes(core)
-    _plain_int_output_shapes(core)
-    _flatten_any_rank(core)
-    from .saving import safe_mode
-    safe_mode.install(core)
-
-
-def _register_torchk_layers(layers):
-    from . import layers as torchk_layers
-    torchk_layers.register(layers)
-
-
-def _register_torchk_activations(keras_activations):
-    from . import activations
-    activations.register(keras_activations)
-
-
-def _register_torchk_losses(keras_losses):
-    if not hasattr(keras_losses, 'LossFunctionWrapper'):  # Keras 2.2 has no loss classes.
-        return
-    from . import losses
-    losses.register(keras_losses)
-
-
-def _register_torchk_metrics(keras_metrics):
-    if not hasattr(keras_metrics, 'Metric'):  # Keras 2.2 has no stateful metric classes.
-        return
-    from . import metrics
-    metrics.register(keras_metrics)
-    _metric_configs_deserialized(keras_metrics)
-
-
-def _metric_configs_deserialized(keras_metrics):
-    """`keras.metrics.get` of a metric's config (`{'class_name': ..., 'config': ...}`, how a
-    saved model's compile arguments hold a metric object) deserializes it; Keras 2.3.1 looked
-    up the config's string form as a name (metrics.py:1974) and failed every such load."""
-    keras_get = keras_metrics.get
-
+def metric_configs_deserialized(keras_get):
+    """Override of `keras.metrics.get`: a metric's config (`{'class_name': ..., 'config':
+    ...}`, how a saved model's compile arguments hold a metric object) is deserialized;
+    Keras 2.3.1 looked up the config's string form as a name (metrics.py:1974) and failed
+    every such load."""
     @functools.wraps(keras_get)
     def get(identifier):
         if isinstance(identifier, dict):
-            return keras_metrics.deserialize(identifier)
+            return sys.modules['keras.metrics'].deserialize(identifier)
         return keras_get(identifier)
-    keras_metrics.get = get
+    return get
 
 
-def _add_sklearn_tags(scikit_learn):
+def add_sklearn_tags(scikit_learn):
     """Gives `KerasClassifier` and `KerasRegressor` (keras/wrappers/scikit_learn.py:175, 303)
     the `__sklearn_tags__` that scikit-learn >= 1.6 asks every estimator for (`clone`,
     `cross_val_score`, `GridSearchCV`), and the `_estimator_type` that older releases read.
@@ -642,13 +495,12 @@ def _sklearn_tags(estimator_type):
     return __sklearn_tags__
 
 
-def _build_before_setting_inputs(training):
-    """`Model._set_inputs` (a subclassed model's first `fit`, `evaluate` or `predict`) calls
+def building_before_setting_inputs(keras_set_inputs):
+    """Override of `Model._set_inputs` (a subclassed model's first `fit`, `evaluate` or
+    `predict`), which calls
     the model's `call` without building it: a model whose class defines `build` (its weights
     made there, as keras-io's models do) failed. It now builds first, as `Layer.__call__`
     does, with the shapes of the inputs, batch size unknown."""
-    keras_set_inputs = training.Model._set_inputs
-
     def _set_inputs(self, inputs, outputs=None, training=None):
         defines_build = (type(self).build.__module__.split('.')[0] not in ('keras', 'torchk')
                          and not self._is_graph_network)
@@ -664,8 +516,7 @@ def _build_before_setting_inputs(training):
             if self.inputs:  # that build called Model.build, which set them
                 return None
         return keras_set_inputs(self, inputs, outputs, training)
-
-    training.Model._set_inputs = _set_inputs
+    return _set_inputs
 
 
 def _holds_symbol(inputs):
@@ -690,74 +541,37 @@ def input_shapes(inputs):
     return (None,) + tuple(np.shape(inputs))[1:]
 
 
-def _patch_training(training):
-    _mixed_precision(training)
-    _build_before_setting_inputs(training)
-
-
-def _mixed_precision(training):
-    """Installs `torchk.mixed_precision` (the dtype policy of layers, float32 losses, loss
-    scaling at compile) on Keras' `Layer`, `Loss` and `Model`, once `keras.engine.training`
-    has run (it imports `base_layer` and `losses` first). Only when torchk is Keras' backend."""
-    if sys.modules['keras.backend'].backend() != 'torchk.core':
-        return
-    from . import mixed_precision
-    mixed_precision.install(sys.modules['keras.engine.base_layer'], sys.modules['keras.losses'],
-                            training)
-
-
-_AFTER_IMPORT = {
-    'keras.engine.saving': _patch_saving,
-    'keras.engine.network': _patch_network,
-    'keras.engine.sequential': _patch_sequential,
-    'keras.engine.base_layer': _patch_base_layer,
-    'keras.models': _clone_models_trusting,
-    'keras.layers.wrappers': _define_uses_learning_phase,
-    'keras.layers.core': _patch_layers_core,
-    'keras.backend': _export_session_functions,
-    'keras.callbacks': _torchk_callbacks,
-    'keras.engine.training_arrays': _batches_as_views,
-    'keras.utils.multi_gpu_utils': _multi_gpu_model_points_to_distributed,
-    'keras.wrappers.scikit_learn': _add_sklearn_tags,
-    'keras.layers': _register_torchk_layers,
-    'keras.activations': _register_torchk_activations,
-    'keras.losses': _register_torchk_losses,
-    'keras.metrics': _register_torchk_metrics,
-    'keras.engine.training': _patch_training,
-}
-
-
 class _PatchAfterImport(importlib.abc.MetaPathFinder):
-    """Finds the modules of `_AFTER_IMPORT` with the other finders, and patches them once run."""
+    """Finds the modules that `BACKEND` overrides change (`torchk.overrides`) with the other
+    finders, and applies the overrides once each has run."""
 
     def find_spec(self, fullname, path, target=None):
         if fullname in _KERAS_PACKAGES:
             _restore_removed_names()
-        if fullname not in _AFTER_IMPORT:
+        if fullname not in overrides.backend_modules():
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, 'find_spec'):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
-                spec.loader = _PatchingLoader(spec.loader, _AFTER_IMPORT[fullname])
+                spec.loader = _PatchingLoader(spec.loader)
                 return spec
         return None
 
 
 class _PatchingLoader(importlib.abc.Loader):
-    """Runs a module with its own loader, then patches it."""
+    """Runs a module with its own loader, then applies the overrides of its attributes."""
 
-    def __init__(self, loader, patch):
+    def __init__(self, loader):
         self._loader = loader
-        self._patch = patch
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        self._patch(module)
+        overrides.apply_backend([module.__name__])
 
     def __getattr__(self, name):  # get_source, get_code, is_package, ...
         return getattr(self._loader, name)

@@ -14,7 +14,7 @@ arguments take torchk's form, `torchk.call_spec`). A key is mapped to its Keras 
 meaning; a value that would change what the model computes, and that Keras 2.3.1 cannot
 express, raises a ValueError naming the layer.
 
-`torchk.saving.h5` installs it on Keras' loaders.
+`torchk.saving.h5` puts it into Keras' loaders.
 
 Lambda layers store their function as marshalled bytecode, which only the Python version that
 wrote it can load. Any Lambda's function can be supplied instead through `custom_objects`,
@@ -308,6 +308,10 @@ def _tensor_list(tensors):
     return tensors
 
 
+# The override of `Layer.__call__` by which torchk.keras records calls with tensors among their
+# keyword arguments (`torchk.overrides`).
+_FACADE_CALL = 'torchk.keras.engine.base_layer:tf_keras_call'
+
 # Layers whose nodes another module rewrites (they keep tf.keras' form here).
 _OWN_NODE_FORM = ('TFOpLambda', 'SlicingOpLambda')
 
@@ -359,8 +363,8 @@ def _call_spec(layer, tensors, keywords, classes):
     # Raises
         ValueError: without torchk.keras (multi-backend Keras 2.3.1 takes tensors only as a
             layer's inputs), or if an argument mixes tensors and constants."""
-    from keras.engine import base_layer
-    if not getattr(base_layer.Layer.__call__, '_torchk_tf_keras', False):
+    from .. import overrides
+    if _FACADE_CALL not in overrides.installed_chain('keras.engine.base_layer:Layer.__call__'):
         raise ValueError('Layer %r (%s) was called with tensors as its arguments %s; Keras '
                          '2.3.1 passes tensors to a layer only as its inputs: load the model '
                          'with torchk.keras (tf.keras on torchk), which records such calls.'

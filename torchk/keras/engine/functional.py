@@ -1,4 +1,5 @@
-"""tf.keras 2's functional models over Keras 2.3.1's `Network` (`install` puts these on it).
+"""tf.keras 2's functional models over Keras 2.3.1's `Network` (its overrides, in
+`torchk.overrides`, put `run_internal_graph` and `get_config_in_tf_keras_form` on it).
 
 A functional model called on new tensors replays its nodes (`run_internal_graph`). Where
 tf.keras' replay differs from Keras 2.3.1's, one function here:
@@ -16,7 +17,6 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
 import functools
 
 from keras import backend as K
-from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
@@ -132,13 +132,3 @@ def get_config_in_tf_keras_form(keras_get_config):
                                           for node in layer['inbound_nodes']]
         return config
     return get_config
-
-
-def install():
-    """Puts tf.keras' replay (`run_internal_graph`) and node form (`get_config`) on Keras
-    2.3.1's `Network`."""
-    if getattr(network.Network.get_config, '_torchk_tf_keras_nodes', False):
-        return
-    network.Network.run_internal_graph = run_internal_graph
-    network.Network.get_config = get_config_in_tf_keras_form(network.Network.get_config)
-    network.Network.get_config._torchk_tf_keras_nodes = True

@@ -29,7 +29,6 @@ import torch
 import keras
 from keras import backend as K
 from keras import callbacks as keras_callbacks
-from keras.engine import base_layer
 from keras.utils.generic_utils import Progbar
 
 from ... import keras_compat
@@ -645,16 +644,12 @@ def _losses(layer, keras_losses):
     return eager.layer_losses(layer)
 
 
-def eager_layer_losses():
-    """Gives Keras 2.3.1's `Layer` tf.keras' `losses` (`_losses`), as `Model` has it."""
-    keras_property = base_layer.Layer.losses
-    if getattr(keras_property.fget, '_torchk_eager', False):
-        return
-
+def eager_layer_losses(keras_losses):
+    """Override of Keras 2.3.1's `Layer.losses` (the property's function): tf.keras'
+    (`_losses`), as `Model` has it."""
     def losses(self):
-        return _losses(self, lambda: keras_property.fget(self))
-    losses._torchk_eager = True
-    base_layer.Layer.losses = property(losses)
+        return _losses(self, lambda: keras_losses(self))
+    return losses
 
 
 def _placeholders(shape):
