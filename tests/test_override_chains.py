@@ -70,31 +70,31 @@ BACKEND = {
         '(replaces keras.callbacks.tensorboard_v1.TensorBoard)',
     ),
     'keras.callbacks.callbacks.CallbackList._call_batch_hook': (
-        'torchk/keras_compat.py:call_batch_hook',
+        'torchk/keras_compat/loops.py:call_batch_hook',
         '(replaces keras/callbacks/callbacks.py:CallbackList._call_batch_hook)',
     ),
     'keras.callbacks.callbacks.CallbackList.on_predict_begin': (
-        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat/semantics.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_predict_begin>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_predict_end': (
-        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat/semantics.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_predict_end>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_test_begin': (
-        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat/semantics.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_test_begin>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_test_end': (
-        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat/semantics.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_test_end>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_train_begin': (
-        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat/semantics.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_train_begin>',
     ),
     'keras.callbacks.callbacks.CallbackList.on_train_end': (
-        'torchk/keras_compat.py:with_logs_dict.<locals>.with_logs_dict',
+        'torchk/keras_compat/semantics.py:with_logs_dict.<locals>.with_logs_dict',
         '<keras keras/callbacks/callbacks.py:CallbackList.on_train_end>',
     ),
     'keras.engine.base_layer.Layer.__init__': (
@@ -113,7 +113,10 @@ BACKEND = {
         'torchk/mixed_precision.py:layer_config_with_policy.<locals>.get_config',
         '<keras keras/engine/base_layer.py:Layer.get_config>',
     ),
-    'keras.engine.base_layer.print': ('torchk/keras_compat.py:print_without_tracking', '(added)'),
+    'keras.engine.base_layer.print': (
+        'torchk/keras_compat/fixes.py:print_without_tracking',
+        '(added)',
+    ),
     'keras.engine.network.Network.from_config': (
         'classmethod torchk/saving/op_layer_nodes.py:rewriting_op_layer_nodes.<locals>.from_config',  # noqa: E501
         'torchk/saving/formats.py:_model_from_config.<locals>.from_config',
@@ -129,7 +132,7 @@ BACKEND = {
     ),
     'keras.engine.saving._deserialize_model': (
         'torchk/saving/h5.py:compiling_from_translation.<locals>.wrapper',
-        'torchk/keras_compat.py:_reading_through.<locals>.wrapper',
+        'torchk/keras_compat/environment.py:_reading_through.<locals>.wrapper',
         '<keras keras/engine/saving.py:_deserialize_model>',
     ),
     'keras.engine.saving._serialize_model': (
@@ -137,7 +140,7 @@ BACKEND = {
         '<keras keras/engine/saving.py:_serialize_model>',
     ),
     'keras.engine.saving.load_attributes_from_hdf5_group': (
-        'torchk/keras_compat.py:_reading_through.<locals>.wrapper',
+        'torchk/keras_compat/environment.py:_reading_through.<locals>.wrapper',
         '<keras keras/engine/saving.py:load_attributes_from_hdf5_group>',
     ),
     'keras.engine.saving.load_model': (
@@ -145,11 +148,11 @@ BACKEND = {
         '(replaces keras/engine/saving.py:allow_read_from_gcs.<locals>.load_wrapper)',
     ),
     'keras.engine.saving.load_weights_from_hdf5_group': (
-        'torchk/keras_compat.py:_reading_through.<locals>.wrapper',
+        'torchk/keras_compat/environment.py:_reading_through.<locals>.wrapper',
         '<keras keras/engine/saving.py:load_weights_from_hdf5_group>',
     ),
     'keras.engine.saving.load_weights_from_hdf5_group_by_name': (
-        'torchk/keras_compat.py:_reading_through.<locals>.wrapper',
+        'torchk/keras_compat/environment.py:_reading_through.<locals>.wrapper',
         '<keras keras/engine/saving.py:load_weights_from_hdf5_group_by_name>',
     ),
     'keras.engine.saving.model_from_config': (
@@ -173,7 +176,7 @@ BACKEND = {
         '<keras keras/engine/saving.py:allow_write_to_gcs.<locals>.save_wrapper>',
     ),
     'keras.engine.saving.save_to_binary_h5py': (
-        'torchk/keras_compat.py:save_to_binary_h5py',
+        'torchk/keras_compat/environment.py:save_to_binary_h5py',
         '(replaces keras/utils/io_utils.py:save_to_binary_h5py)',
     ),
     'keras.engine.saving.unpickle_model': (
@@ -181,7 +184,7 @@ BACKEND = {
         '<keras keras/engine/saving.py:unpickle_model>',
     ),
     'keras.engine.saving.yaml': (
-        'instance of torchk.keras_compat.yaml_load_with_a_loader.<locals>.Yaml',
+        'instance of torchk.keras_compat.environment.yaml_load_with_a_loader.<locals>.Yaml',
         '(replaces module yaml)',
     ),
     'keras.engine.sequential.Sequential.from_config': (
@@ -189,7 +192,7 @@ BACKEND = {
         '<keras classmethod keras/engine/sequential.py:Sequential.from_config>',
     ),
     'keras.engine.training.Model._set_inputs': (
-        'torchk/keras_compat.py:building_before_setting_inputs.<locals>._set_inputs',
+        'torchk/keras_compat/fixes.py:building_before_setting_inputs.<locals>._set_inputs',
         '<keras keras/engine/training.py:Model._set_inputs>',
     ),
     'keras.engine.training.Model.compile': (
@@ -197,7 +200,7 @@ BACKEND = {
         '<keras keras/engine/training.py:Model.compile>',
     ),
     'keras.engine.training_arrays.slice_arrays': (
-        'torchk/keras_compat.py:slicing_batches_as_views.<locals>.slice_arrays',
+        'torchk/keras_compat/loops.py:slicing_batches_as_views.<locals>.slice_arrays',
         '<keras keras/utils/generic_utils.py:slice_arrays>',
     ),
     'keras.layers.AbstractRNNCell': ('torchk.layers.recurrent.AbstractRNNCell', '(added)'),
@@ -327,15 +330,15 @@ BACKEND = {
     'keras.layers.TextVectorization': ('torchk.layers.text.TextVectorization', '(added)'),
     'keras.layers.UnitNormalization': ('torchk.layers.normalization.UnitNormalization', '(added)'),
     'keras.layers.core.Flatten.__init__': (
-        'torchk/keras_compat.py:flatten_any_rank.<locals>.__init__',
+        'torchk/keras_compat/semantics.py:flatten_any_rank.<locals>.__init__',
         '<keras keras/layers/core.py:Flatten.__init__>',
     ),
     'keras.layers.core.Flatten.compute_output_shape': (
-        'torchk/keras_compat.py:plain_int_output_shapes.<locals>.compute_output_shape',
+        'torchk/keras_compat/fixes.py:plain_int_output_shapes.<locals>.compute_output_shape',
         '<keras keras/layers/core.py:Flatten.compute_output_shape>',
     ),
     'keras.layers.core.Lambda.compute_output_shape': (
-        'torchk/keras_compat.py:inferring_lambda_output_shapes.<locals>.compute_output_shape',
+        'torchk/keras_compat/fixes.py:inferring_lambda_output_shapes.<locals>.compute_output_shape',  # noqa: E501
         '<keras keras/layers/core.py:Lambda.compute_output_shape>',
     ),
     'keras.layers.core.Lambda.from_config': (
@@ -343,7 +346,7 @@ BACKEND = {
         '<keras classmethod keras/layers/core.py:Lambda.from_config>',
     ),
     'keras.layers.core.Reshape.compute_output_shape': (
-        'torchk/keras_compat.py:plain_int_output_shapes.<locals>.compute_output_shape',
+        'torchk/keras_compat/fixes.py:plain_int_output_shapes.<locals>.compute_output_shape',
         '<keras keras/layers/core.py:Reshape.compute_output_shape>',
     ),
     'keras.layers.cudnn_recurrent.CuDNNGRU': (
@@ -400,7 +403,7 @@ BACKEND = {
         '(added)',
     ),
     'keras.metrics.get': (
-        'torchk/keras_compat.py:metric_configs_deserialized.<locals>.get',
+        'torchk/keras_compat/fixes.py:metric_configs_deserialized.<locals>.get',
         '<keras keras/metrics.py:get>',
     ),
     'keras.metrics.kl_divergence': ('keras/losses.py:kullback_leibler_divergence', '(added)'),
@@ -415,20 +418,20 @@ BACKEND = {
         '(added)',
     ),
     'keras.utils.io_utils.save_to_binary_h5py': (
-        'torchk/keras_compat.py:save_to_binary_h5py',
+        'torchk/keras_compat/environment.py:save_to_binary_h5py',
         '(replaces keras/utils/io_utils.py:save_to_binary_h5py)',
     ),
     'keras.utils.multi_gpu_utils.multi_gpu_model': (
-        'torchk/keras_compat.py:multi_gpu_model',
+        'torchk/keras_compat/fixes.py:multi_gpu_model',
         '(replaces keras/utils/multi_gpu_utils.py:multi_gpu_model)',
     ),
     'keras.wrappers.scikit_learn.KerasClassifier.__sklearn_tags__': (
-        'torchk/keras_compat.py:_sklearn_tags.<locals>.__sklearn_tags__',
+        'torchk/keras_compat/environment.py:_sklearn_tags.<locals>.__sklearn_tags__',
         '(added)',
     ),
     'keras.wrappers.scikit_learn.KerasClassifier._estimator_type': ("'classifier'", '(added)'),
     'keras.wrappers.scikit_learn.KerasRegressor.__sklearn_tags__': (
-        'torchk/keras_compat.py:_sklearn_tags.<locals>.__sklearn_tags__',
+        'torchk/keras_compat/environment.py:_sklearn_tags.<locals>.__sklearn_tags__',
         '(added)',
     ),
     'keras.wrappers.scikit_learn.KerasRegressor._estimator_type': ("'regressor'", '(added)'),

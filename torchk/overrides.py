@@ -100,16 +100,17 @@ OVERRIDES = (
               'keras.engine.saving:load_attributes_from_hdf5_group',
               'keras.engine.saving:load_weights_from_hdf5_group',
               'keras.engine.saving:load_weights_from_hdf5_group_by_name'),
-             'torchk.keras_compat:reading_string_attributes_as_bytes', WRAP,
+             'torchk.keras_compat.environment:reading_string_attributes_as_bytes', WRAP,
              'h5py 3 reads the strings Keras wrote as str, where saving.py:273, 278, 282, 345, '
              '377, 722, 727, 1183, 1187, 1262, 1266 call .decode(\'utf8\')',
              'tests/test_keras_compat.py::test_string_attributes_in_every_stored_form'),
-    _backend(('keras.engine.saving:yaml',), 'torchk.keras_compat:yaml_load_with_a_loader', WRAP,
+    _backend(('keras.engine.saving:yaml',),
+             'torchk.keras_compat.environment:yaml_load_with_a_loader', WRAP,
              'PyYAML 6 requires the Loader that Keras 2.2.4 saving.py:473 does not pass',
              'tests/integration/test_keras_versions.py::test_model_from_yaml_round_trip'),
     _backend(('keras.utils.io_utils:save_to_binary_h5py',
               'keras.engine.saving:save_to_binary_h5py'),
-             'torchk.keras_compat:save_to_binary_h5py', SET,
+             'torchk.keras_compat.environment:save_to_binary_h5py', SET,
              'h5py 3 opens files read-only by default: io_utils.py:416 opens the in-memory file '
              'of save_model(model, stream) (saving.py:546) without a mode',
              'tests/test_keras_compat.py::'
@@ -191,7 +192,7 @@ OVERRIDES = (
              'tests/saving/test_safe_mode.py::test_payload_is_refused_by_default'),
     # ---- keras.engine.base_layer --------------------------------------------------------------
     _backend(('keras.engine.base_layer:print',),
-             'torchk.keras_compat:print_without_tracking', SET,
+             'torchk.keras_compat.fixes:print_without_tracking', SET,
              "the leftover print('tracking', value, name) at base_layer.py:1237",
              'tests/test_keras_compat.py::test_tracking_print_is_dropped'),
     _backend(('keras.engine.base_layer:Layer.add_weight',),
@@ -216,22 +217,22 @@ OVERRIDES = (
              _TORCHK, after='keras.engine.training'),
     # ---- keras.layers -----------------------------------------------------------------------
     _backend(('keras.layers.wrappers:uses_learning_phase',),
-             'torchk.keras_compat:define_uses_learning_phase', REGISTER,
+             'torchk.keras_compat.fixes:define_uses_learning_phase', REGISTER,
              'wrappers.py:220-225 declares the global uses_learning_phase and never defines it',
              'tests/test_keras_compat.py::test_time_distributed_of_a_fixed_batch_builds'),
     _backend(('keras.layers.core:Lambda.compute_output_shape',),
-             'torchk.keras_compat:inferring_lambda_output_shapes', WRAP,
+             'torchk.keras_compat.fixes:inferring_lambda_output_shapes', WRAP,
              "core.py:667-690 infers a Lambda's output shape for TensorFlow and CNTK only",
              'tests/integration/test_backend_programs.py::'
              'test_lambda_without_output_shape_reports_the_inferred_shape_like_tf'),
     _backend(('keras.layers.core:Flatten.compute_output_shape',
               'keras.layers.core:Reshape.compute_output_shape'),
-             'torchk.keras_compat:plain_int_output_shapes', WRAP,
+             'torchk.keras_compat.fixes:plain_int_output_shapes', WRAP,
              'core.py:381-385, 505 give numpy integers, which numpy 2 prints as np.int64(12)',
              'tests/test_keras_compat.py::'
              'test_keras_tensorboard_is_torchks_and_multi_gpu_model_points_to_distributed'),
-    _backend(('keras.layers.core:Flatten.__init__',), 'torchk.keras_compat:flatten_any_rank',
-             WRAP,
+    _backend(('keras.layers.core:Flatten.__init__',),
+             'torchk.keras_compat.semantics:flatten_any_rank', WRAP,
              "tf.keras' Flatten of inputs of rank 1 and 2 (core.py:494 asks for 3); backend "
              "level: torchk.layers' lookup layers, multi-backend code's too, output "
              '(batch, classes)',
@@ -251,7 +252,7 @@ OVERRIDES = (
     # ---- keras.backend ----------------------------------------------------------------------
     _backend(('keras.backend:clear_session', 'keras.backend:get_session',
               'keras.backend:set_session', 'keras.backend:manual_variable_initialization'),
-             'torchk.keras_compat:export_session_functions', REGISTER,
+             'torchk.keras_compat.fixes:export_session_functions', REGISTER,
              'backend/__init__.py:156-164 imports them from the backend for TensorFlow only',
              'tests/test_keras_compat.py::test_keras_backend_has_the_session_functions',
              _TORCHK),
@@ -260,24 +261,24 @@ OVERRIDES = (
              'callbacks/tensorboard_v1.py:95-118 needs TensorFlow',
              'tests/test_callbacks.py::test_epoch_scalars_equal_the_history', _TORCHK),
     _backend(('keras.callbacks:CallbackList._call_batch_hook',),
-             'torchk.keras_compat:call_batch_hook', SET,
+             'torchk.keras_compat.loops:call_batch_hook', SET,
              'callbacks.py:70-101 takes np.median of ten floats twice per batch',
              'tests/test_keras_compat_loop.py::test_slow_callbacks_are_still_reported',
              ('the attribute exists',)),
     _backend(tuple('keras.callbacks:CallbackList.on_%s_%s' % (stage, event)
                    for stage in ('train', 'test', 'predict') for event in ('begin', 'end')),
-             'torchk.keras_compat:with_logs_dict', WRAP,
+             'torchk.keras_compat.semantics:with_logs_dict', WRAP,
              "tf.keras passes callbacks' begin and end hooks a dict of logs; backend level: "
              'callbacks written for tf.keras run in multi-backend code too',
              'tests/test_keras_compat.py::test_callbacks_begin_and_end_hooks_get_a_dict_of_logs'),
     # ---- the training loop ------------------------------------------------------------------
     _backend(('keras.engine.training_arrays:slice_arrays',),
-             'torchk.keras_compat:slicing_batches_as_views', WRAP,
+             'torchk.keras_compat.loops:slicing_batches_as_views', WRAP,
              'training_arrays.py:182, 185, 327, 441 copy each batch through a list of indices',
              'tests/test_keras_compat_loop.py::'
              'test_batches_are_keras_batches_and_views_where_consecutive'),
     _backend(('keras.utils.multi_gpu_utils:multi_gpu_model',),
-             'torchk.keras_compat:multi_gpu_model', SET,
+             'torchk.keras_compat.fixes:multi_gpu_model', SET,
              'multi_gpu_utils.py:16-258 replicates on TensorFlow devices only',
              'tests/test_keras_compat.py::'
              'test_keras_tensorboard_is_torchks_and_multi_gpu_model_points_to_distributed',
@@ -286,7 +287,7 @@ OVERRIDES = (
               'keras.wrappers.scikit_learn:KerasClassifier.__sklearn_tags__',
               'keras.wrappers.scikit_learn:KerasRegressor._estimator_type',
               'keras.wrappers.scikit_learn:KerasRegressor.__sklearn_tags__'),
-             'torchk.keras_compat:add_sklearn_tags', REGISTER,
+             'torchk.keras_compat.environment:add_sklearn_tags', REGISTER,
              'scikit-learn >= 1.6 asks every estimator for __sklearn_tags__ '
              '(scikit_learn.py:175, 303 predate it)',
              'tests/integration/test_programs_in_the_wild.py::'
@@ -305,14 +306,14 @@ OVERRIDES = (
              '2.3.1), and its other metrics',
              'tests/test_metrics.py::test_metric_accumulates_tf_value',
              ('Keras has metric classes',)),
-    _backend(('keras.metrics:get',), 'torchk.keras_compat:metric_configs_deserialized', WRAP,
+    _backend(('keras.metrics:get',), 'torchk.keras_compat.fixes:metric_configs_deserialized', WRAP,
              "metrics.py:1974 looks a metric's config up as a name: every load of a model "
              'compiled with metric objects failed',
              'tests/test_keras_compat.py::test_a_model_compiled_with_metric_objects_loads',
              ('Keras has metric classes',)),
     # ---- keras.engine.training --------------------------------------------------------------
     _backend(('keras.engine.training:Model._set_inputs',),
-             'torchk.keras_compat:building_before_setting_inputs', WRAP,
+             'torchk.keras_compat.fixes:building_before_setting_inputs', WRAP,
              'training.py _set_inputs calls a subclassed model unbuilt (its weights made in '
              'build): Layer.__call__ builds first',
              'tests/test_keras_compat.py::'
