@@ -2,7 +2,7 @@
 
 The program is generated source code, one line per node (`v3 = f3(v1, c0, axis=1)`), in
 topological order, executed by `exec` once. A call then runs plain Python: no graph walk, no
-dispatch. The order of a call follows Keras' contract (KERAS2_CONTRACT.md §3.3):
+dispatch. The order of a call follows Keras' contract (docs/KERAS_BACKEND.md §3):
 1. every output not flagged `_is_metric`, and every update's new value, from the state
    before the call;
 2. all updates written together;

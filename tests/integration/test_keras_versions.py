@@ -1,5 +1,5 @@
 """The Keras release under test, and the differences of Keras 2.2.5 and 2.2.4 that torchk
-handles (KERAS2_CONTRACT.md section 1.3; docs/KERAS_VERSIONS.md).
+handles (docs/KERAS_BACKEND.md §1; docs/KERAS_VERSIONS.md).
 
 The integration suite runs under Keras 2.3.1 and, in a second CI venv, under 2.2.5; 2.2.4 is
 checked by hand. Set TORCHK_EXPECT_KERAS to the release a run must test (CI does for 2.2.5),
