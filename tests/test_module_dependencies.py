@@ -1,7 +1,11 @@
 """torchk's imports point one way: no module imports, even lazily inside a function, one that
 imports it back; no folder (`layers/`, `tf/`, `passes/`, ...; each module of the package's top
 level counts alone) imports one that imports it back; and the graph, the ops and the
-variables never reach programs, passes or `function` (docs/ARCHITECTURE.md, "Modules")."""
+variables never reach programs, passes or `function` (docs/ARCHITECTURE.md, "Modules").
+
+`torchk.overrides` names the code of each override as a string, resolved when Keras imports
+the module it changes: the backend installs the registry without importing what registers
+torchk into Keras (`tests/test_overrides.py` checks that the registry imports nothing)."""
 import ast
 import pathlib
 
