@@ -25,6 +25,8 @@ import pathlib
 import sys
 import types
 
+from torchk.keras_compat import _PatchingLoader
+
 # The Keras modules with something patched that `import keras` does not import.
 MODULES = ('keras.wrappers.scikit_learn', 'keras.utils.multi_gpu_utils')
 # torchk's own classes and modules that the tf.keras facade changes.
@@ -34,7 +36,7 @@ TORCHK_TARGETS = ('torchk.graph.KerasTensor._keras_mask', 'torchk.variables.Vari
 _snapshots = {}
 
 
-class _Snapshots(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _Snapshots(importlib.abc.MetaPathFinder):
     """Finds `keras.*` modules as the path finder does; records their namespaces once run."""
 
     def find_spec(self, fullname, path, target=None):
@@ -42,25 +44,14 @@ class _Snapshots(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is not None:
-            spec.loader = _Recording(spec.loader)
+            spec.loader = _PatchingLoader(spec.loader, _record)
         return spec
 
 
-class _Recording(importlib.abc.Loader):
-    def __init__(self, loader):
-        self._loader = loader
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        _snapshots[module.__name__] = (dict(vars(module)), {
-            name: dict(vars(value)) for name, value in vars(module).items()
-            if isinstance(value, type) and value.__module__ == module.__name__})
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
+def _record(module):
+    _snapshots[module.__name__] = (dict(vars(module)), {
+        name: dict(vars(value)) for name, value in vars(module).items()
+        if isinstance(value, type) and value.__module__ == module.__name__})
 
 
 def _home(filename):

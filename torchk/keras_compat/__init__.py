@@ -62,23 +62,28 @@ class _PatchAfterImport(importlib.abc.MetaPathFinder):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None:
-                spec.loader = _PatchingLoader(spec.loader)
+                spec.loader = _PatchingLoader(spec.loader, _apply_overrides)
                 return spec
         return None
 
 
-class _PatchingLoader(importlib.abc.Loader):
-    """Runs a module with its own loader, then applies the overrides of its attributes."""
+def _apply_overrides(module):
+    overrides.apply_backend([module.__name__])
 
-    def __init__(self, loader):
+
+class _PatchingLoader(importlib.abc.Loader):
+    """Runs a module with its own loader, then `after(module)`."""
+
+    def __init__(self, loader, after):
         self._loader = loader
+        self._after = after
 
     def create_module(self, spec):
         return self._loader.create_module(spec)
 
     def exec_module(self, module):
         self._loader.exec_module(module)
-        overrides.apply_backend([module.__name__])
+        self._after(module)
 
     def __getattr__(self, name):  # get_source, get_code, is_package, ...
         return getattr(self._loader, name)
