@@ -18,7 +18,9 @@ import pytest
 import torch
 
 from reference import numpy_backend as npb
+from torchk import config
 from torchk import conv_ops as C
+from torchk.conv_ops import bias as conv_bias, convolution, layout
 from torchk import core as K
 
 LAST, FIRST = 'channels_last', 'channels_first'
@@ -211,7 +213,7 @@ def test_signature_matches_tensorflow_backend(name):
 def test_all_lists_every_public_function():
     public = {name for name, value in vars(C).items()
               if inspect.isfunction(value) and not name.startswith('_')
-              and value.__module__ == C.__name__}
+              and value.__module__.startswith(C.__name__ + '.')}
     assert set(C.__all__) == public
     assert set(KERAS2_NAMES) < public
 
@@ -307,16 +309,16 @@ def test_conv_float64_and_numpy_inputs():
 def test_default_data_format_is_read_at_call_time(monkeypatch):
     x = image(1, (4, 4), 2, FIRST)
     kernel = rand(3, 3, 2, 3, seed=1)
-    monkeypatch.setattr(C.config, 'image_data_format', lambda: FIRST)
+    monkeypatch.setattr(config, 'image_data_format', lambda: FIRST)
     close(run(C.conv2d, x, kernel), ref_conv(x, kernel, (1, 1), 'valid', FIRST, (1, 1)))
 
 
 def test_channels_last_input_is_viewed_not_copied():
     x = torch.randn(2, 5, 6, 3)
-    view = C._to_channels_first(x, LAST, 2, 'conv2d')
+    view = layout._to_channels_first(x, LAST, 2, 'conv2d')
     assert view.shape == (2, 3, 5, 6) and view.data_ptr() == x.data_ptr()
     assert view.is_contiguous(memory_format=torch.channels_last)
-    assert C._to_channels_first(x, FIRST, 2, 'conv2d') is x
+    assert layout._to_channels_first(x, FIRST, 2, 'conv2d') is x
 
 
 # ---------------------------------------------------------------------------------------------
@@ -618,7 +620,7 @@ def _conv_bias_graph(rank, padding, strides, dilation, data_format, bias_add):
 def test_bias_add_of_a_conv_is_folded_with_the_same_values_and_gradients(
         rank, padding, strides, dilation, data_format):
     folded, y = _conv_bias_graph(rank, padding, strides, dilation, data_format, K.bias_add)
-    assert y.node.fn is C._biased_conv
+    assert y.node.fn is conv_bias._biased_conv
     unfolded, y = _conv_bias_graph(rank, padding, strides, dilation, data_format,
                                    C.bias_add.__wrapped__)
     assert y.node.fn is C.bias_add.__wrapped__.__wrapped__
@@ -631,8 +633,8 @@ def test_bias_add_folds_only_a_matching_channel_bias():
     x = K.placeholder(shape=(None, 5, 5, 3))
     y = K.conv2d(x, K.variable(rand(3, 3, 3, 4)), data_format=LAST)
     unfolded = C.bias_add.__wrapped__.__wrapped__
-    assert K.bias_add(y, K.variable(rand(4)), LAST).node.fn is C._biased_conv
-    assert K.bias_add(y, K.variable(rand(4)), None).node.fn is C._biased_conv
+    assert K.bias_add(y, K.variable(rand(4)), LAST).node.fn is conv_bias._biased_conv
+    assert K.bias_add(y, K.variable(rand(4)), None).node.fn is conv_bias._biased_conv
     assert K.bias_add(y, K.variable(rand(3, 3, 4)), LAST).node.fn is unfolded
     assert K.bias_add(y, K.variable(rand(4), dtype='float64'), LAST).node.fn is unfolded
     assert K.bias_add(y * 2, K.variable(rand(4)), LAST).node.fn is unfolded
@@ -642,7 +644,7 @@ def test_bias_add_folds_only_a_matching_channel_bias():
 @pytest.mark.parametrize('data_format', FORMATS)
 def test_biased_conv_output_keeps_the_input_memory_format(data_format):
     x = torch.from_numpy(image(2, (6, 5), 3, data_format))
-    y = C._keras_conv(2, x, torch.from_numpy(rand(3, 3, 3, 4, seed=1)), 1, 'valid', data_format,
+    y = convolution._keras_conv(2, x, torch.from_numpy(rand(3, 3, 3, 4, seed=1)), 1, 'valid', data_format,
                       1, bias=torch.from_numpy(rand(4, seed=2)))
     assert y.is_contiguous()
 
@@ -691,7 +693,7 @@ def test_spatial_2d_padding_gradient_and_layout(data_format, padding):
     assert y.is_contiguous()
     x_cf = x.detach().permute(0, 3, 1, 2) if data_format == LAST else x.detach()
     flat = [p for pair in reversed(padding) for p in pair]
-    y_cf = C._constant_pad(x_cf, padding, -1.5)
+    y_cf = layout._constant_pad(x_cf, padding, -1.5)
     assert torch.equal(y_cf, torch.nn.functional.pad(x_cf, flat, value=-1.5))
     assert y_cf.is_contiguous(memory_format=torch.channels_last) == (data_format == LAST)
 

@@ -9,6 +9,9 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Layers and a model that Keras' saving code reads and writes like real ones: it only needs
@@ -213,7 +216,7 @@ def test_string_attributes_in_every_stored_form(tmp_path):
     check(run_python(tmp_path, FAKE_MODEL + '''
 import h5py
 from keras.engine import saving
-from torchk import keras_compat
+from torchk.keras_compat import environment
 
 names = [n for n, _ in SPEC]
 encoded = [n.encode('utf8') for n in names]
@@ -227,7 +230,7 @@ with h5py.File('a.h5', 'w') as f:
     f.attrs['number'] = 3
 with h5py.File('a.h5', 'r') as f:
     assert 'many0' in f.attrs and 'many' not in f.attrs
-    view = keras_compat._bytes_attributes_view(h5py)(f)
+    view = environment._bytes_attributes_view(h5py)(f)
     assert view.attrs['backend'] == b'torchk.core' and f.attrs['backend'] == 'torchk.core'
     assert view.attrs['vlen'].tolist() == encoded
     assert view.attrs['empty'] == []  # 2.2.4 saving.py:251 tests it with `if`
@@ -432,3 +435,31 @@ def test_subclassed_model_whose_build_calls_model_build_is_built_once():
     model.build((None, 3))
     assert [w.shape for w in model.get_weights()] == [(3, 1)]
     assert keras.backend.int_shape(model.inputs[0]) == (None, 3)
+
+
+def test_time_distributed_of_a_fixed_batch_builds():
+    """wrappers.py:220-225 declares `global uses_learning_phase` in the step of a
+    `TimeDistributed` of a fixed batch size and never defines it: building one raised
+    NameError. It builds, and computes its layer on every step."""
+    from keras import backend as K
+    from keras.layers import Dense, Input, TimeDistributed
+    from keras.models import Model
+    inputs = Input(batch_shape=(2, 3, 4))
+    dense = Dense(5)
+    model = Model(inputs, TimeDistributed(dense)(inputs))
+    x = np.random.RandomState(0).rand(2, 3, 4).astype('float32')
+    kernel, bias = (K.get_value(w) for w in dense.weights)
+    np.testing.assert_allclose(model.predict(x), x @ kernel + bias, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('shape', [(5,), ()])
+def test_flatten_takes_inputs_of_rank_1_and_2(shape):
+    """tf.keras' `Flatten` of `(batch, n)` keeps it and of `(batch,)` makes `(batch, 1)`;
+    Keras 2.3.1's input spec asked for rank 3 (layers/core.py:494)."""
+    from keras import backend as K
+    from keras.layers import Flatten, Input
+    inputs = Input(shape=shape)
+    outputs = Flatten()(inputs)
+    x = np.arange(2 * int(np.prod(shape)), dtype='float32').reshape((2,) + shape)
+    assert K.int_shape(outputs) == (None, int(np.prod(shape)))
+    np.testing.assert_array_equal(K.function([inputs], [outputs])([x])[0], x.reshape(2, -1))

@@ -1,6 +1,11 @@
 """torchk's imports point one way: no module imports, even lazily inside a function, one that
-imports it back, and the graph, the ops and the variables never reach programs, passes or
-`function` (docs/ARCHITECTURE.md, "Modules")."""
+imports it back; no folder (`layers/`, `tf/`, `passes/`, ...; each module of the package's top
+level counts alone) imports one that imports it back; and the graph, the ops and the
+variables never reach programs, passes or `function` (docs/ARCHITECTURE.md, "Modules").
+
+`torchk.overrides` names the code of each override as a string, resolved when Keras imports
+the module it changes: the backend installs the registry without importing what registers
+torchk into Keras (`tests/test_overrides.py` checks that the registry imports nothing)."""
 import ast
 import pathlib
 
@@ -59,6 +64,23 @@ def _reachable(graph, start):
 def test_no_import_circle():
     graph = _import_graph()
     circular = sorted(m for m in graph if m in _reachable(graph, m))
+    assert circular == []
+
+
+def _folder(module):
+    """`torchk.layers` for every module of `torchk/layers/`; a top-level module is its own."""
+    parts = module.split('.')
+    if len(parts) > 1 and (PACKAGE / parts[1]).is_dir():
+        return '.'.join(parts[:2]) + '/'
+    return module
+
+
+def test_no_import_circle_between_folders():
+    folders = {}
+    for module, imported in _import_graph().items():
+        folders.setdefault(_folder(module), set()).update(
+            _folder(name) for name in imported if _folder(name) != _folder(module))
+    circular = sorted(f for f in folders if f in _reachable(folders, f))
     assert circular == []
 
 

@@ -3,7 +3,8 @@
 `gelu`, `swish` (and its other name `silu`) and `mish`, with TensorFlow's formulas, written
 with the backend. `register` makes them names of `keras.activations`, so
 `Activation('swish')`, `Dense(8, activation='gelu')` and saved models that name them
-deserialize; `keras_compat` calls it when `keras.activations` is imported.
+deserialize; its override (`torchk.overrides`) calls it when `keras.activations` is
+imported.
 """
 import math
 

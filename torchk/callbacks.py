@@ -2,7 +2,7 @@
 
 Keras 2.3.1's own `TensorBoard` imports TensorFlow and, on any other backend, writes scalars
 only (keras/callbacks/tensorboard_v1.py:95-118). Under torchk, `keras.callbacks.TensorBoard`
-is the class below (see `keras_compat`), so unmodified scripts get every feature on torch.
+is the class below (an override, `torchk.overrides`), so unmodified scripts get every feature on torch.
 Writing needs the `tensorboard` package: `pip install 'torchk[tensorboard]'`.
 
 Importing this module imports Keras, which must be configured to use torchk.

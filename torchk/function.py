@@ -10,13 +10,17 @@ from . import dtypes
 from . import graph
 from . import program
 from . import strings
+from .passes import adam_fusion
 from .passes import compiled
 from .passes import folding
+from .passes import fusion
 from .passes import phase
 from .validation import format_shape
 from .variables import Variable, reset_uids, sparse_tensor, to_numpy
 
 _LEARNING_PHASE_NAME = 'keras_learning_phase'
+# The passes that rewrite a program's updates, in order (`program.compile_program`).
+UPDATE_PASSES = (adam_fusion, fusion)
 # The numpy dtypes `torch.as_tensor` takes; a feed of another dtype is converted by numpy.
 _TORCH_NUMPY_DTYPES = frozenset(np.dtype(name) for name in (
     'bool', 'uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64',
@@ -268,7 +272,8 @@ class Function:
         # A whole-step compile plans its own memory: it gets no `out=` destinations.
         step = compiled.enabled()
         built, unfed = program.compile_program(self.inputs, outputs, updates,
-                                               self._metric_flags, fuse=not step,
+                                               self._metric_flags,
+                                               update_passes=None if step else UPDATE_PASSES,
                                                frozen=frozen, variable_arguments=step)
         if frozen:
             built = compiled.FrozenProgram(built, self.name)

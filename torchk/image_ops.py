@@ -1,15 +1,25 @@
 """Image ops of `tf.image` on channels-last images (`(batch, height, width, channels)` or one
-image without the batch axis): patches and bounding boxes.
+image without the batch axis): patches, bounding boxes, and resizing.
 
-Backend ops (`graph.op`): they run at once on tensors and record on Keras symbols. TF's names
-and arguments; `torchk.tf.op_table` maps `image.extract_patches`, `image.crop_to_bounding_box`
-and `image.pad_to_bounding_box` to them.
+Patches and bounding boxes are backend ops (`graph.op`): they run at once on tensors and
+record on Keras symbols. TF's names and arguments; `torchk.op_table` maps
+`image.extract_patches`, `image.crop_to_bounding_box` and `image.pad_to_bounding_box` to them.
+
+Resizing (`resize`, which `tf.image.resize`, the `Resizing` layer and `smart_resize` use)
+follows `tf.image.resize` (half-pixel centers, no antialiasing): each resize is a product with
+one constant matrix per spatial axis, whose weights are TensorFlow's kernel weights
+(`bilinear`, `nearest`, `bicubic` with Keys' a = -0.5 and out-of-image taps dropped, `area`),
+so image heights and widths must be known, or the resize is recorded as one op that reads them
+when run (`at_image_size`).
 """
 import functools
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import core as K
+from . import graph
 from .graph import op
 
 
@@ -114,3 +124,135 @@ def pad_to_bounding_box(image, offset_height, offset_width, target_height, targe
                          '%s x %s.' % (image.shape[1], image.shape[2], top, left,
                                        target_height, target_width))
     return F.pad(image, (0, 0, left, right, top, bottom))
+
+
+_INTERPOLATIONS = ('bilinear', 'nearest', 'bicubic', 'area')
+_CUBIC_TABLE_SIZE = 1024  # TF's resize_bicubic samples its kernel at 1/1024 steps.
+
+
+def _bilinear_matrix(in_size, out_size):
+    scale = np.float32(in_size) / np.float32(out_size)
+    matrix = np.zeros((out_size, in_size))
+    for o in range(out_size):
+        position = (np.float32(o) + np.float32(0.5)) * scale - np.float32(0.5)
+        floor = np.floor(position)
+        lower, upper = max(int(floor), 0), min(int(np.ceil(position)), in_size - 1)
+        fraction = float(position - floor)
+        matrix[o, lower] += 1. - fraction
+        matrix[o, upper] += fraction
+    return matrix
+
+
+def _nearest_matrix(in_size, out_size):
+    scale = np.float32(in_size) / np.float32(out_size)
+    matrix = np.zeros((out_size, in_size))
+    for o in range(out_size):
+        index = int(np.floor((np.float32(o) + np.float32(0.5)) * scale))
+        matrix[o, min(max(index, 0), in_size - 1)] = 1.
+    return matrix
+
+
+def _keys_cubic(x, a=-0.5):
+    x = abs(x)
+    if x <= 1:
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
+def _bicubic_matrix(in_size, out_size):
+    scale = np.float32(in_size) / np.float32(out_size)
+    matrix = np.zeros((out_size, in_size))
+    for o in range(out_size):
+        position = (np.float32(o) + np.float32(0.5)) * scale - np.float32(0.5)
+        start = int(np.floor(position))
+        delta = float(np.rint((position - start) * _CUBIC_TABLE_SIZE)) / _CUBIC_TABLE_SIZE
+        taps = {start - 1: _keys_cubic(1 + delta), start: _keys_cubic(delta),
+                start + 1: _keys_cubic(1 - delta), start + 2: _keys_cubic(2 - delta)}
+        inside = {i: w for i, w in taps.items() if 0 <= i < in_size}
+        total = sum(inside.values())
+        for i, weight in inside.items():
+            matrix[o, i] = weight / total
+    return matrix
+
+
+def _area_matrix(in_size, out_size):
+    scale = in_size / out_size
+    matrix = np.zeros((out_size, in_size))
+    for o in range(out_size):
+        start, stop = o * scale, (o + 1) * scale
+        for i in range(int(np.floor(start)), min(int(np.ceil(stop)), in_size)):
+            matrix[o, i] = (min(i + 1, stop) - max(i, start)) / scale
+    return matrix
+
+
+_RESIZE_MATRICES = {'bilinear': _bilinear_matrix, 'nearest': _nearest_matrix,
+                    'bicubic': _bicubic_matrix, 'area': _area_matrix}
+
+
+def check_interpolation(interpolation, layer_name):
+    """Raises a ValueError naming `layer_name` unless `resize` supports `interpolation`."""
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError('Layer %r: interpolation=%r is not supported; supported: %s.'
+                         % (layer_name, interpolation, ', '.join(_INTERPOLATIONS)))
+
+
+def _batched(function):
+    """Applies `function` (of a 4-D channels-last batch) to a 3-D image as a batch of one."""
+    def apply(images, *args):
+        if K.ndim(images) == 3:
+            return K.squeeze(function(K.expand_dims(images, 0), *args), 0)
+        if K.ndim(images) != 4:
+            raise ValueError('Expected images of rank 3 or 4, got shape %s.'
+                             % (K.int_shape(images),))
+        return function(images, *args)
+    return apply
+
+
+def image_size(images, layer_name):
+    """The static `(height, width)` of channels-last `images`; a ValueError naming
+    `layer_name` if either is unknown."""
+    height, width = K.int_shape(images)[-3:-1]
+    if height is None or width is None:
+        raise ValueError('Layer %r needs the height and width of its images; got shape %s.'
+                         % (layer_name, K.int_shape(images)))
+    return height, width
+
+
+def at_image_size(function, images):
+    """`function(images)`, which reads the static height and width of channels-last
+    `images`; where either is unknown (an `Input` of shape `(None, None, 3)`), it is
+    recorded as one op, which reads them from the images it is run on."""
+    height, width = K.int_shape(images)[-3:-1]
+    if graph.is_symbol(images) and (height is None or width is None):
+        return graph.op(function)(images)
+    return function(images)
+
+
+@_batched
+def resize(images, height, width, interpolation):
+    """`tf.image.resize(images, (height, width), interpolation)` on channels-last images."""
+    in_height, in_width = K.int_shape(images)[1:3]
+    if (in_height, in_width) == (height, width) and interpolation != 'area':
+        return images
+    rows = K.constant(_RESIZE_MATRICES[interpolation](in_height, height).T)
+    columns = K.constant(_RESIZE_MATRICES[interpolation](in_width, width).T)
+    x = K.dot(K.permute_dimensions(images, (0, 2, 3, 1)), rows)  # (batch, W, C, height)
+    x = K.dot(K.permute_dimensions(x, (0, 3, 2, 1)), columns)  # (batch, height, C, width)
+    return K.permute_dimensions(x, (0, 1, 3, 2))
+
+
+def crop(images, top, left, height, width):
+    """The window of channels-last `images` from row `top` and column `left`, `height` by
+    `width`."""
+    return images[..., top:top + height, left:left + width, :]
+
+
+def smart_resize(images, height, width, interpolation, layer_name):
+    """tf_keras' `smart_resize`: the largest centered crop of the target aspect ratio, resized."""
+    in_height, in_width = image_size(images, layer_name)
+    crop_height = min(in_height, int(np.float32(in_width * height) / np.float32(width)))
+    crop_width = min(in_width, int(np.float32(in_height * width) / np.float32(height)))
+    top = int(np.float32(in_height - crop_height) / 2)
+    left = int(np.float32(in_width - crop_width) / 2)
+    cropped = crop(images, top, left, crop_height, crop_width)
+    return resize(cropped, height, width, interpolation)

@@ -3,7 +3,8 @@ and the `CosineSimilarity` class, with tf.keras' configuration keys and numbers.
 
 `register` makes them (with `huber`, and tf.keras' other names of Keras 2.3.1's loss
 functions: `kl_divergence`, `log_cosh`) names of `keras.losses`, where `compile` and saved training
-configurations find them; `keras_compat` calls it when `keras.losses` is imported.
+configurations find them; its override (`torchk.overrides`) calls it when `keras.losses` is
+imported.
 """
 from keras import backend as K
 from keras import losses as keras_losses

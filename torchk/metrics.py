@@ -5,8 +5,8 @@
 Stateful Keras 2.3.1 metrics written with the backend, with tf.keras' configuration keys and
 TensorFlow's numbers. `register` makes them the `keras.metrics` names (replacing 2.3.1's
 TensorFlow-only classes), so `compile(metrics=[keras.metrics.MeanIoU(3)])` and saved
-training configurations that name them work; `keras_compat` calls it when `keras.metrics`
-is imported.
+training configurations that name them work; its override (`torchk.overrides`) calls it
+when `keras.metrics` is imported.
 """
 import numpy as np
 

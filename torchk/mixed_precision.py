@@ -38,6 +38,7 @@ access, so the policy functions work without Keras.
 """
 import functools
 import importlib
+import sys
 import warnings
 
 import torch
@@ -249,17 +250,15 @@ def cast_floats(structure, dtype):
     return cast(structure)
 
 
-# `keras.engine.base_layer`, once `install` has run.
-_keras_base_layer = None
-
 # The layers whose `call` runs now, innermost last, with whether they compute in float32
 # because of `FLOAT32_LAYERS`.
 _calls = []
 
 
-def _in_policy(call):
-    """`call` (a Keras layer's) run in the layer's policy: floating inputs cast to the compute
-    dtype (float32 for `FLOAT32_LAYERS`), float32 variables read in it."""
+def in_policy(call):
+    """Override of `Layer.call` and of the `call` of each subclass: `call` (a Keras layer's)
+    run in the layer's policy: floating inputs cast to the compute dtype (float32 for
+    `FLOAT32_LAYERS`), float32 variables read in it."""
     @functools.wraps(call)
     def call_in_policy(self, inputs, *args, **kwargs):
         policy = layer_policy(self)
@@ -277,7 +276,6 @@ def _in_policy(call):
         if cast is not inputs:
             _rekey_conditional_updates(self, cast, inputs)
         return outputs
-    call_in_policy._torchk_in_policy = True
     return call_in_policy
 
 
@@ -285,7 +283,7 @@ def _rekey_conditional_updates(layer, cast, inputs):
     """Files the updates and losses that `layer.call` conditioned on its `cast` inputs
     (`add_update(updates, inputs)`, as BatchNormalization's moving averages) under the
     inputs it was given, which is what Keras' `get_updates_for` looks them up by."""
-    uid = _keras_base_layer.object_list_uid
+    uid = sys.modules['keras.engine.base_layer'].object_list_uid
     old, new = uid(cast), uid(inputs)
     for attribute in ('_per_input_updates', '_per_input_losses'):
         table = getattr(layer, attribute, None)
@@ -293,15 +291,8 @@ def _rekey_conditional_updates(layer, cast, inputs):
             table.setdefault(new, []).extend(table.pop(old))
 
 
-def call_in_layer_policy(layer_class):
-    """Makes the `call` that `layer_class` defines run in its layer's policy (once)."""
-    call = layer_class.__dict__.get('call')
-    if callable(call) and not getattr(call, '_torchk_in_policy', False):
-        layer_class.call = _in_policy(call)
-
-
-def _layer_init(keras_init):
-    """Wraps `Layer.__init__`: a policy given as `dtype` becomes the layer's policy (its
+def layer_init_with_policy(keras_init):
+    """Override of `Layer.__init__`: a policy given as `dtype` becomes the layer's policy (its
     variables take the policy's variable dtype); no `dtype` takes the global policy when it
     is mixed."""
     @functools.wraps(keras_init)
@@ -317,8 +308,8 @@ def _layer_init(keras_init):
     return __init__
 
 
-def _layer_get_config(keras_get_config):
-    """Wraps `Layer.get_config`: a mixed layer saves its policy's name as its `dtype`
+def layer_config_with_policy(keras_get_config):
+    """Override of `Layer.get_config`: a mixed layer saves its policy's name as its `dtype`
     (`Layer.__init__` takes it back; tf.keras' serialized `Policy` is read too)."""
     @functools.wraps(keras_get_config)
     def get_config(self):
@@ -330,8 +321,8 @@ def _layer_get_config(keras_get_config):
     return get_config
 
 
-def _loss_in_float32(keras_loss_call):
-    """Wraps `keras.losses.Loss.__call__`: with floatx float32, float16 and bfloat16 `y_true`
+def loss_in_float32(keras_loss_call):
+    """Override of `keras.losses.Loss.__call__`: with floatx float32, float16 and bfloat16 `y_true`
     and `y_pred` (a mixed model's) are cast to float32 first. A float16 floatx model computes
     its loss as Keras 2.3.1 does."""
     @functools.wraps(keras_loss_call)
@@ -342,9 +333,9 @@ def _loss_in_float32(keras_loss_call):
     return __call__
 
 
-def _objective_in_float32(weighted_masked_objective):
-    """Wraps Keras 2.2's `weighted_masked_objective(fn)`: `fn` gets float32 `y_true` and
-    `y_pred` as `_loss_in_float32` gives them."""
+def objective_in_float32(weighted_masked_objective):
+    """Override of Keras 2.2's `weighted_masked_objective(fn)`: `fn` gets float32 `y_true`
+    and `y_pred` as `loss_in_float32` gives them."""
     @functools.wraps(weighted_masked_objective)
     def wrap(fn):
         if fn is None:  # an output without a loss (a model whose loss is all add_loss)
@@ -367,8 +358,8 @@ def _low_to_float32(value):
     return value
 
 
-def _compile_with_loss_scaling(keras_compile):
-    """Wraps `Model.compile`: under `mixed_float16` the optimizer is wrapped in a
+def compile_with_loss_scaling(keras_compile):
+    """Override of `Model.compile`: under `mixed_float16` the optimizer is wrapped in a
     `LossScaleOptimizer` (unless it is one)."""
     @functools.wraps(keras_compile)
     def compile(self, optimizer, *args, **kwargs):
@@ -382,40 +373,9 @@ def _compile_with_loss_scaling(keras_compile):
     return compile
 
 
-def install(base_layer, losses, training):
-    """Puts the policy into Keras 2.3.1 (`keras_compat` calls it once `keras.engine.training`
-    is imported): `Layer.__init__` takes policies, every layer class's `call` (those defined
-    later too) runs in its layer's policy, losses compute in float32, `Model.compile`
-    scales the loss under `mixed_float16`, and `load_model` knows `LossScaleOptimizer`."""
-    global _keras_base_layer
-    layer = base_layer.Layer
-    if getattr(layer, '_torchk_mixed_precision', False):
-        return
-    _keras_base_layer = base_layer
-    layer._torchk_mixed_precision = True
-    layer.__init__ = _layer_init(layer.__init__)
-    layer.get_config = _layer_get_config(layer.get_config)
-    pending = [layer]
-    while pending:
-        cls = pending.pop()
-        call_in_layer_policy(cls)
-        pending.extend(cls.__subclasses__())
-    previous_init_subclass = layer.__dict__.get('__init_subclass__')
-
-    def __init_subclass__(cls, **kwargs):
-        if previous_init_subclass is not None:
-            previous_init_subclass.__func__(cls, **kwargs)
-        else:
-            super(layer, cls).__init_subclass__(**kwargs)
-        call_in_layer_policy(cls)
-    layer.__init_subclass__ = classmethod(__init_subclass__)
-    if hasattr(losses, 'Loss'):
-        losses.Loss.__call__ = _loss_in_float32(losses.Loss.__call__)
-    else:  # Keras 2.2 wraps each loss function in `weighted_masked_objective`
-        training.weighted_masked_objective = _objective_in_float32(
-            training.weighted_masked_objective)
-    training.Model.compile = _compile_with_loss_scaling(training.Model.compile)
-    from keras.utils import generic_utils
+def register_loss_scale_optimizer(generic_utils):
+    """Makes `LossScaleOptimizer` a custom object of Keras (`keras.utils.generic_utils`), so
+    that `load_model` knows it."""
     generic_utils.get_custom_objects()['LossScaleOptimizer'] = _loss_scale_optimizer_class()
 
 

@@ -2,7 +2,7 @@
 
 The program is generated source code, one line per node (`v3 = f3(v1, c0, axis=1)`), in
 topological order, executed by `exec` once. A call then runs plain Python: no graph walk, no
-dispatch. The order of a call follows Keras' contract (KERAS2_CONTRACT.md §3.3):
+dispatch. The order of a call follows Keras' contract (docs/KERAS_BACKEND.md §3):
 1. every output not flagged `_is_metric`, and every update's new value, from the state
    before the call;
 2. all updates written together;
@@ -14,7 +14,6 @@ Nodes that feed a gradient run with autograd recording; everything else runs und
 import torch
 
 from . import graph
-from .passes import adam_fusion, fusion
 
 GRADIENTS = 'gradients'
 
@@ -291,7 +290,18 @@ def unique_updates(updates):
     return result
 
 
-def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=False,
+class _Unfused:
+    """The plan of update passes that do not run: no node replaced, no variable written."""
+
+    def __init__(self):
+        self.groups, self.reads, self.into = [], [], {}
+        self.skipped, self.written = set(), set()
+
+    def writes_variable(self, node):
+        return False
+
+
+def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, frozen=False,
                     variable_arguments=False):
     """Builds the program of a `K.function`.
 
@@ -300,9 +310,12 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
         outputs: symbols (or constants) to compute.
         updates: (variable, new value) pairs.
         metric_flags: for each output, True if it is computed after the updates.
-        fuse: run the update fusion pass (`passes/fusion.py`): only for programs whose nodes
-            outside gradients run with autograd off, as `K.function` runs them (the
-            sub-programs of `rnn` and `KerasModule` run under their caller's autograd).
+        update_passes: None, or the passes that rewrite the updates, `(adam, fusion)`
+            (`function.UPDATE_PASSES`: `passes/adam_fusion.py`, then `passes/fusion.py`),
+            each a module with `plan(first_nodes, recorded, metric_nodes, outputs, updates)`;
+            only for programs whose nodes outside gradients run with autograd off, as
+            `K.function` runs them (the sub-programs of `rnn` and `KerasModule` run under
+            their caller's autograd).
         frozen: read the variables through `torch.nn.Parameter` aliases made now (sharing
             their memory) instead of per-call aliases, so that `torch.compile` sees them as
             parameters it may freeze (`passes/compiled.py`); for programs without gradients.
@@ -360,12 +373,13 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
             emitter.call(node, indent,
                          'create_graph=True' if second_order else '')
     first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
-    adam = (adam_fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
-            if fuse else adam_fusion.Plan())
+    adam_pass, fusion_pass = update_passes or (None, None)
+    adam = (adam_pass.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+            if adam_pass else _Unfused())
     first_nodes = [n for n in first_nodes if id(n) not in adam.skipped]
-    fused = (fusion.plan(first_nodes, recorded, metric_nodes, first_outputs + adam.reads,
-                         [(v, value) for v, value in updates if id(v) not in adam.written])
-             if fuse else fusion.Plan())
+    fused = (fusion_pass.plan(first_nodes, recorded, metric_nodes, first_outputs + adam.reads,
+                              [(v, value) for v, value in updates if id(v) not in adam.written])
+             if fusion_pass else _Unfused())
     updated = {id(variable) for variable, _ in updates}
     snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
@@ -389,7 +403,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                                        adam.written and id(v) not in fused.written]:
             snapshots.take(target)
         for hyper, weights in adam.groups:
-            emitter.lines.append('%s(%s)' % (emitter.constant(adam_fusion.apply), ', '.join(
+            emitter.lines.append('%s(%s)' % (emitter.constant(adam_pass.apply), ', '.join(
                 ['[%s]' % ', '.join(emitter.destination(w[k]) if k != 1 else
                                     emitter.expression(w[k]) for w in weights)
                  for k in range(4)] + [emitter.expression(h) for h in hyper])))

@@ -1,5 +1,5 @@
 """The Keras release under test, and the differences of Keras 2.2.5 and 2.2.4 that torchk
-handles (KERAS2_CONTRACT.md section 1.3; docs/KERAS_VERSIONS.md).
+handles (docs/KERAS_BACKEND.md §1; docs/KERAS_VERSIONS.md).
 
 The integration suite runs under Keras 2.3.1 and, in a second CI venv, under 2.2.5; 2.2.4 is
 checked by hand. Set TORCHK_EXPECT_KERAS to the release a run must test (CI does for 2.2.5),
@@ -249,9 +249,9 @@ def _saved_loss(class_name, **config):
 
 
 def test_a_saved_loss_object_compiles_to_what_the_release_has():
-    from torchk.saving import dialects
+    from torchk.saving import training_config
     model = mlp(3, 4)
-    arguments = dialects.compile_arguments(
+    arguments = training_config.compile_arguments(
         _saved_loss('CategoricalCrossentropy', from_logits=True, label_smoothing=0.), model)
     y_true = one_hot(np.array([0, 2]), 4)
     logits = np.array([[1., -1., .5, 0.], [0., 2., -1., 1.]], 'float32')
@@ -269,7 +269,7 @@ def test_a_saved_loss_object_compiles_to_what_the_release_has():
 
 @pytest.mark.skipif(not KERAS_2_2, reason='2.3.1 has loss classes, which take the setting')
 def test_a_saved_loss_setting_keras_2_2_cannot_compute_names_the_loss():
-    from torchk.saving import dialects
+    from torchk.saving import training_config
     with pytest.raises(ValueError, match=r'CategoricalCrossentropy has label_smoothing=0\.1'):
-        dialects.compile_arguments(
+        training_config.compile_arguments(
             _saved_loss('CategoricalCrossentropy', label_smoothing=0.1), mlp(3, 4))

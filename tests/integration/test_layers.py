@@ -175,7 +175,7 @@ def test_batchnorm_training_steps_follow_the_formula(shape, axis):
 def test_function_with_the_batchnorm_updates_reads_the_state_before_them():
     # A user's K.function that runs the model's updates and also fetches the moving mean
     # (directly, through K.identity, or through arithmetic): the outputs are computed from the
-    # state before the call's updates (KERAS2_CONTRACT.md §3.3), the updates then apply.
+    # state before the call's updates (docs/KERAS_BACKEND.md §3), the updates then apply.
     model, bn, _, _ = _bn_dropout_model(momentum=0.8)
     x = _shifted_data()
     f = K.function([model.input, K.learning_phase()],

@@ -381,7 +381,7 @@ def test_recurrent_dropout_alone_reaches_the_step():
 
 
 def test_dropout_masks_are_shared_across_time_steps():
-    """TF semantics (KERAS2_CONTRACT.md 3.7): one input mask and one recurrent mask per call,
+    """TF semantics (docs/KERAS_BACKEND.md §6): one input mask and one recurrent mask per call,
     used at every step. Linear SimpleRNNs with identity kernels make the masks visible."""
     units, steps, rate = 6, 4, 0.5
     x = np.ones((32, steps, units), 'float32')

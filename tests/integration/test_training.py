@@ -322,7 +322,7 @@ def test_lambda_layers():
 
 def test_lambda_without_output_shape_changing_the_shape():
     # Keras' Lambda falls back to the input shape for backends other than TF/CNTK
-    # (layers/core.py:670-686); KERAS2_CONTRACT.md §3.8 asks torchk to keep the true shape.
+    # (layers/core.py:670-686); docs/KERAS_BACKEND.md §5 asks torchk to keep the true shape.
     inp = Input(shape=(4,))
     summed = Lambda(lambda t: K.sum(t, axis=1, keepdims=True))(inp)
     out = Dense(3)(summed)

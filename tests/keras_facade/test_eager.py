@@ -145,3 +145,16 @@ def test_losses_of_an_eager_layer_call_are_tensors_that_differentiate():
     kernel, bias = tape.gradient(loss, block.trainable_weights)
     np.testing.assert_allclose(kernel.numpy(), np.full((4, 2), 1.5 * 3))
     np.testing.assert_allclose(bias.numpy(), [4.5, 4.5])
+
+
+def test_layer_variables_are_its_weights():
+    """tf.keras' `variables`, `trainable_variables` and `non_trainable_variables` of a layer
+    are its weights, trainable ones and the others."""
+    layer = keras.layers.BatchNormalization()
+    layer.build((None, 3))
+    names = [[w.name for w in ws] for ws in (layer.variables, layer.trainable_variables,
+                                             layer.non_trainable_variables)]
+    assert names == [[w.name for w in layer.weights],
+                     [w.name for w in layer.trainable_weights],
+                     [w.name for w in layer.non_trainable_weights]]
+    assert len(names[1]) == 2 and len(names[2]) == 2

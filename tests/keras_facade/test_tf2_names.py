@@ -84,8 +84,8 @@ def _pair(data):
 def _same_config(ours, theirs):
     """Our configuration has TF's keys and values (JSON-normalized), but for the base keys
     TF 2.15 writes its own way (`dtype` as a policy dict, ...) and a loss' `fn` (the name
-    of its function, which saving/dialects.py reads) and `reduction` (tf.keras' `auto` is
-    Keras 2.3.1's `sum_over_batch_size` on one replica)."""
+    of its function, which saving/training_config.py reads) and `reduction` (tf.keras'
+    `auto` is Keras 2.3.1's `sum_over_batch_size` on one replica)."""
     ours = json.loads(json.dumps(ours, default=str))
     for key, value in theirs.items():
         if key in ('dtype', 'trainable', 'name', 'fn', 'reduction'):

@@ -6,7 +6,8 @@ import pytest
 import keras
 from keras import backend as K
 
-from torchk.saving import dialects
+from torchk import call_spec
+from torchk.saving import dialects, optimizer_state, training_config
 
 
 def _layer(class_name, **config):
@@ -132,8 +133,8 @@ def test_tensor_keyword_becomes_node_inputs_with_a_call_spec():
     translated = dialects.translate_model_config(_keyword_node([['x', 0, 0], None]))
     spec = {'inputs': 0, 'keywords': {'other': [1, None]}}
     assert translated['config']['layers'][1]['inbound_nodes'] == [[
-        ['x', 0, 0, {}], ['x', 0, 0, {'scale': 2., dialects.CALL_SPEC: spec}]]]
-    assert dialects.tf_keras_node(translated['config']['layers'][1]['inbound_nodes'][0]) == [
+        ['x', 0, 0, {}], ['x', 0, 0, {'scale': 2., call_spec.CALL_SPEC: spec}]]]
+    assert call_spec.tf_keras_node(translated['config']['layers'][1]['inbound_nodes'][0]) == [
         ['x', 0, 0, {'scale': 2., 'other': [['x', 0, 0], None]}]]
 
 
@@ -153,7 +154,7 @@ def _optimizer(class_name, **config):
 
 
 def test_v2_optimizer_becomes_keras_optimizer_with_same_hyper_parameters():
-    translated = dialects.translate_optimizer_config(
+    translated = training_config.translate_optimizer_config(
         _optimizer('Adam', beta_1=0.8, beta_2=0.99, epsilon=1e-6, amsgrad=True, clipnorm=1.0))
     assert translated == {'class_name': 'Adam', 'config': {
         'learning_rate': 0.01, 'beta_1': 0.8, 'beta_2': 0.99, 'epsilon': 1e-6, 'amsgrad': True,
@@ -179,14 +180,14 @@ FACADE = 'with torchk.keras.models.load_model'
 def test_optimizer_setting_that_changes_training_is_refused(config, message, names_the_facade):
     """Refused, naming the setting, and torchk.keras' loader where its optimizers compute it."""
     with pytest.raises(ValueError, match=message) as refusal:
-        dialects.translate_optimizer_config(config)
+        training_config.translate_optimizer_config(config)
     assert (FACADE in str(refusal.value)) == names_the_facade
 
 
 @pytest.mark.parametrize('class_name', ['RMSprop', 'Adagrad'])
 def test_epsilon_placement_of_rmsprop_and_adagrad_is_announced(class_name):
     with pytest.warns(UserWarning, match='sqrt'):
-        dialects.translate_optimizer_config(_optimizer(class_name, epsilon=1e-7))
+        training_config.translate_optimizer_config(_optimizer(class_name, epsilon=1e-7))
 
 
 def _compiled_adam_model():
@@ -218,7 +219,7 @@ def test_adam_state_maps_from_tf_keras_slot_names(layout):
         for w in weights:
             names += ['Adam/m/%s:0' % w, 'Adam/v/%s:0' % w]
             values += [m[w], v[w]]
-    state = dialects.optimizer_state(model.optimizer, names, values,
+    state = optimizer_state.optimizer_state(model.optimizer, names, values,
                                         model._collected_trainable_weights)
     model.optimizer.set_weights(state)
     restored = K.batch_get_value(model.optimizer.weights)
@@ -231,7 +232,7 @@ def test_adam_state_maps_from_tf_keras_slot_names(layout):
 
 def test_unknown_slot_is_reported_not_guessed():
     model = _compiled_adam_model()
-    state = dialects.optimizer_state(model.optimizer, ['iteration:0', 'Adam/zeta/out/bias:0'],
+    state = optimizer_state.optimizer_state(model.optimizer, ['iteration:0', 'Adam/zeta/out/bias:0'],
                                         [np.array(3), np.zeros(1)],
                                         model._collected_trainable_weights)
     assert isinstance(state, str) and 'zeta' in state
@@ -266,17 +267,18 @@ def test_loss_scale_optimizer_is_its_inner_optimizer(wrapper):
     saved = {'class_name': wrapper, 'config': {'inner_optimizer': inner, 'dynamic': True,
                                                'initial_scale': 32768.0,
                                                'dynamic_growth_steps': 2000}}
-    assert dialects.translate_optimizer_config(saved) == {'class_name': 'SGD', 'config': {
-        'learning_rate': 0.1, 'momentum': 0.5, 'nesterov': False}}
+    assert training_config.translate_optimizer_config(saved) == {
+        'class_name': 'SGD', 'config': {'learning_rate': 0.1, 'momentum': 0.5,
+                                        'nesterov': False}}
 
 
 def test_compile_config_of_a_keras_zip_is_a_training_config():
     compile_config = {'optimizer': 'adam', 'loss': 'mse', 'metrics': ['mae'],
                       'loss_weights': None, 'weighted_metrics': None, 'run_eagerly': None,
                       'steps_per_execution': None, 'jit_compile': None}
-    training_config = dialects.training_config_from_compile_config(compile_config)
-    assert training_config == {'optimizer_config': {'class_name': 'adam', 'config': {}},
-                               'loss': 'mse', 'metrics': ['mae'], 'weighted_metrics': None,
-                               'loss_weights': None}
-    assert dialects.translate_optimizer_config(training_config['optimizer_config']) == {
+    saved = training_config.training_config_from_compile_config(compile_config)
+    assert saved == {'optimizer_config': {'class_name': 'adam', 'config': {}},
+                     'loss': 'mse', 'metrics': ['mae'], 'weighted_metrics': None,
+                     'loss_weights': None}
+    assert training_config.translate_optimizer_config(saved['optimizer_config']) == {
         'class_name': 'Adam', 'config': {}}

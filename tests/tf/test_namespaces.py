@@ -10,7 +10,8 @@ import torch
 
 import torchk.tf as tf
 from torchk import config
-from torchk.tf import hook, namespaces, op_table
+from torchk import op_table
+from torchk.tf import hook, namespaces
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -5,7 +5,8 @@ import pytest
 import keras
 
 from torchk.layers import TFOpLambda
-from torchk.tf import namespaces, op_table
+from torchk import op_table
+from torchk.tf import namespaces
 
 
 def _table_paths():

@@ -179,15 +179,10 @@ def ConvNeXt(depths, projection_dims, drop_path_rate=0.0, layer_scale_init_value
             x = _convnext_block(x, channels, drop_rates[block], layer_scale_init_value,
                                 '%s_stage_%d_block_%d' % (model_name, stage, index))
             block += 1
-    if include_top:
-        model_parts.check_classifier_activation(classifier_activation, weights)
-        x = layers.GlobalAveragePooling2D(name=model_name + '_head_gap')(x)
-        x = layers.LayerNormalization(epsilon=EPSILON, name=model_name + '_head_layernorm')(x)
-        x = layers.Dense(classes, activation=classifier_activation,
-                         name=model_name + '_head_dense')(x)
-    else:
-        x = model_parts.global_pooling(x, pooling, names=(None, None))
-        x = layers.LayerNormalization(epsilon=EPSILON)(x)
+    head = model_parts.Head(pool=model_name + '_head_gap', dense=model_name + '_head_dense',
+                            layer_norm=model_name + '_head_layernorm', layer_norm_epsilon=EPSILON,
+                            pooling_names=(None, None))
+    x = model_parts.top(x, head, include_top, pooling, classes, classifier_activation, weights)
     model = models.Model(inputs, x, name=model_name)
     model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL, weights_hashes)
     return model

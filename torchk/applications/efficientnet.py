@@ -33,6 +33,8 @@ WEIGHTS_HASHES = {
     'b7': ('8c03f828fec3ef71311cd463b6759d99', 'cbcfe4450ddf6f3ad90b1b398090fe4a'),
 }
 
+HEAD = model_parts.Head(dropout='top_dropout', kernel_initializer=DENSE_KERNEL_INITIALIZER)
+
 # B0's stages: (kernel size, repeats, input filters, output filters, expansion, stride).
 # Every block has squeeze-and-excitation to a quarter of its input filters.
 STAGES = (
@@ -155,15 +157,8 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
     x = _conv(_round_filters(1280, width_coefficient, depth_divisor), 1, 'top_conv')(x)
     x = layers.BatchNormalization(axis=axis, name='top_bn')(x)
     x = layers.Activation(activation, name='top_activation')(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name='avg_pool')(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name='top_dropout')(x)
-        model_parts.check_classifier_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation,
-                         kernel_initializer=DENSE_KERNEL_INITIALIZER, name='predictions')(x)
-    else:
-        x = model_parts.global_pooling(x, pooling)
+    x = model_parts.top(x, HEAD, include_top, pooling, classes, classifier_activation,
+                        weights, dropout_rate)
     model = models.Model(inputs, x, name=model_name)
     model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL,
                                    WEIGHTS_HASHES.get(model_name[-2:]))

@@ -32,6 +32,8 @@ WEIGHTS_HASHES = {
     '-l': ('27e6d408b53c7ebc868fefa357689935', 'b0b66b5c863aef5b46e8608fe1711615'),
 }
 
+HEAD = model_parts.Head(dropout='top_dropout', kernel_initializer=DENSE_KERNEL_INITIALIZER)
+
 FUSED, MBCONV = 'fused', 'mbconv'
 
 # Stages: (block, kernel size, repeats, input filters, output filters, expansion,
@@ -193,15 +195,8 @@ def EfficientNetV2(width_coefficient, depth_coefficient, default_size, dropout_r
     x = _conv(filters(1280), 1, 'top_conv')(x)
     x = _batch_norm('top_bn', bn_momentum)(x)
     x = layers.Activation(activation, name='top_activation')(x)
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name='avg_pool')(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name='top_dropout')(x)
-        model_parts.check_classifier_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation,
-                         kernel_initializer=DENSE_KERNEL_INITIALIZER, name='predictions')(x)
-    else:
-        x = model_parts.global_pooling(x, pooling)
+    x = model_parts.top(x, HEAD, include_top, pooling, classes, classifier_activation,
+                        weights, dropout_rate)
     model = models.Model(inputs, x, name=model_name)
     model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL,
                                    WEIGHTS_HASHES.get(model_name[-2:]))

@@ -1,10 +1,12 @@
 """What the application builders share: the `weights` argument, the input image, the
-classifier and pooling at the top, the ImageNet weights download, squeeze-and-excitation.
+classifier and pooling at the top (`Head`, `top`), the ImageNet weights download
+(`load_model_weights`), squeeze-and-excitation.
 
 tf.keras 2.15's models keep their arguments, layer names and weight order here, so that a
 weights file tf.keras saved (or its ImageNet weights) loads by topology and by name.
 """
 import os
+import typing
 
 from keras import activations
 from keras import backend as K
@@ -104,6 +106,48 @@ def global_pooling(x, pooling, names=('avg_pool', 'max_pool')):
     return x
 
 
+class Head(typing.NamedTuple):
+    """The classifier at the top of a family's models, as tf.keras names its layers: global
+    average pooling, a dropout (EfficientNet, ResNet-RS), a layer normalization (ConvNeXt),
+    the `Dense` classifier."""
+    pool: str = 'avg_pool'
+    dense: str = 'predictions'
+    dropout: str = None
+    layer_norm: str = None
+    layer_norm_epsilon: float = 1e-3
+    kernel_initializer: object = 'glorot_uniform'
+    activate: bool = True
+    """Whether the `Dense` takes `classifier_activation` (RegNet's is linear whatever it is,
+    as in tf.keras)."""
+    pooling_names: tuple = ('avg_pool', 'max_pool')
+    """The global pooling's names without the top (None: Keras' default names)."""
+
+
+def top(x, head, include_top, pooling, classes, classifier_activation, weights,
+        dropout_rate=0.):
+    """The top of a model from its last feature map `x`: with `include_top`, the classifier
+    `head` (its dropout at `dropout_rate`, if above 0), else the pooling `pooling` says
+    (followed by the head's layer normalization, if it has one).
+
+    # Raises
+        ValueError: for a `classifier_activation` that weights other than None do not admit
+            (`check_classifier_activation`).
+    """
+    if not include_top:
+        x = global_pooling(x, pooling, names=head.pooling_names)
+        if head.layer_norm is not None:
+            x = layers.LayerNormalization(epsilon=head.layer_norm_epsilon)(x)
+        return x
+    check_classifier_activation(classifier_activation, weights)
+    x = layers.GlobalAveragePooling2D(name=head.pool)(x)
+    if head.dropout is not None and dropout_rate > 0:
+        x = layers.Dropout(dropout_rate, name=head.dropout)(x)
+    if head.layer_norm is not None:
+        x = layers.LayerNormalization(epsilon=head.layer_norm_epsilon, name=head.layer_norm)(x)
+    return layers.Dense(classes, activation=classifier_activation if head.activate else None,
+                        kernel_initializer=head.kernel_initializer, name=head.dense)(x)
+
+
 def squeeze_excite(x, filters, reduced_filters, activation, prefix):
     """EfficientNet's squeeze-and-excitation (also ResNet-RS'): the channels of `x` scaled by
     a sigmoid gate computed from their spatial means through `reduced_filters` channels.
@@ -147,19 +191,28 @@ def load_weights(model, weights, file_name=None, origin=None, file_hash=None):
     model.load_weights(path)
 
 
-def load_model_weights(model, weights, include_top, weights_url, weights_hashes):
+def load_model_weights(model, weights, include_top, weights_url, weights_hashes,
+                       pretrained=('imagenet',), stem=None):
     """`load_weights` for the families whose ImageNet files are named after the model
-    (`<name>.h5` with the top, `<name>_notop.h5` without) under `weights_url`, with
-    `weights_hashes` (with the top, without; None: the model has no ImageNet weights)."""
-    if weights != 'imagenet':
+    (`<stem>.h5` with the top, `<stem>_notop.h5` without; the stem is the model's name unless
+    given) under `weights_url`.
+
+    # Arguments
+        weights_hashes: the files' hashes, `(with the top, without)` or by file name; None:
+            the model has no ImageNet weights.
+        pretrained: the names of the pretrained weights; other `weights` are None or a
+            file's path.
+    """
+    if weights not in pretrained:
         load_weights(model, weights)
         return
     if weights_hashes is None:
         raise ValueError('%s has no ImageNet weights; pass weights=None or a file\'s path.'
                          % model.name)
-    file_name = model.name + ('.h5' if include_top else '_notop.h5')
-    load_weights(model, weights, file_name, weights_url + file_name,
-                 weights_hashes[0 if include_top else 1])
+    file_name = (stem or model.name) + ('.h5' if include_top else '_notop.h5')
+    file_hash = (weights_hashes[file_name] if isinstance(weights_hashes, dict)
+                 else weights_hashes[0 if include_top else 1])
+    load_weights(model, weights, file_name, weights_url + file_name, file_hash)
 
 
 def preprocess_input(x, data_format=None):

@@ -192,13 +192,10 @@ def RegNet(depths, widths, group_width, block_type, default_size, model_name='re
                        2 if index == 0 else 1,
                        '%s_Stage_%d_%sBlock_%d' % (model_name, stage, block_type, index))
         filters_in = width
-    if include_top:
-        head = str(K.get_uid('head'))
-        x = layers.GlobalAveragePooling2D(name=head + '_head_gap')(x)
-        x = layers.Dense(classes, name=head + 'head_dense')(x)
-        model_parts.check_classifier_activation(classifier_activation, weights)
-    else:
-        x = model_parts.global_pooling(x, pooling, names=(None, None))
+    uid = str(K.get_uid('head')) if include_top else ''
+    head = model_parts.Head(pool=uid + '_head_gap', dense=uid + 'head_dense', activate=False,
+                            pooling_names=(None, None))
+    x = model_parts.top(x, head, include_top, pooling, classes, classifier_activation, weights)
     model = models.Model(inputs, x, name=model_name)
     model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL, weights_hashes)
     return model

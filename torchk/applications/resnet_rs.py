@@ -45,6 +45,8 @@ WEIGHTS_HASHES = {
     'resnet-rs-420-i320_notop.h5': 'fe6217c32be8305b1889657172b98884',
 }
 
+HEAD = model_parts.Head(dropout='top_dropout')
+
 # Depths: (blocks of each of the four groups, input sizes of the ImageNet weights).
 DEPTHS = {
     50: ((3, 4, 6, 3), (160,)),
@@ -174,22 +176,12 @@ def ResNetRS(depth, input_shape=None, bn_momentum=0.0, bn_epsilon=1e-5, activati
             x = _bottleneck(x, group['input_filters'], 2 if index and not block else 1,
                             block == 0, bn_momentum, bn_epsilon, activation, se_ratio,
                             drop_rate, '%s_block_%d_' % (name, block))
-    if include_top:
-        x = layers.GlobalAveragePooling2D(name='avg_pool')(x)
-        if dropout_rate > 0:
-            x = layers.Dropout(dropout_rate, name='top_dropout')(x)
-        model_parts.check_classifier_activation(classifier_activation, weights)
-        x = layers.Dense(classes, activation=classifier_activation, name='predictions')(x)
-    else:
-        x = model_parts.global_pooling(x, pooling)
+    x = model_parts.top(x, HEAD, include_top, pooling, classes, classifier_activation,
+                        weights, dropout_rate)
     model = models.Model(inputs, x, name=model_name)
-    if weights in pretrained:
-        file_name = '%s-%s%s.h5' % (model_name, weights.split('-')[-1],
-                                    '' if include_top else '_notop')
-        model_parts.load_weights(model, weights, file_name, WEIGHTS_URL + file_name,
-                                 WEIGHTS_HASHES[file_name])
-    else:
-        model_parts.load_weights(model, weights)
+    model_parts.load_model_weights(model, weights, include_top, WEIGHTS_URL, WEIGHTS_HASHES,
+                                   pretrained, '%s-%s' % (model_name, weights.split('-')[-1])
+                                   if weights in pretrained else None)
     return model
 
 

@@ -33,16 +33,9 @@ if _keras.__version__ != '2.3.1':
                       'multi-backend release; Keras %s is installed: pip install keras==2.3.1.'
                       % _keras.__version__)
 
-from . import eager as _eager  # noqa: E402
+from .. import overrides as _overrides  # noqa: E402
 
-_eager.install()
-
-from .engine import base_layer as _base_layer, functional as _functional  # noqa: E402
-from .engine import training as _training  # noqa: E402
-
-_base_layer.install()
-_functional.install()
-_training.eager_layer_losses()
+_overrides.install_facade()
 
 from . import activations, backend, callbacks, constraints, initializers  # noqa: E402
 from . import layers, losses, metrics, models, optimizers, regularizers  # noqa: E402

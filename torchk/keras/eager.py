@@ -15,9 +15,9 @@ Metrics called on tensors (`update_state`, `__call__`) update their variables at
 `result()` after an eager update returns a tensor.
 
 Layer calls reach `call_layer` from tf.keras' `Layer.__call__` (`engine/base_layer.py`).
-`install()` (called when `torchk.keras` is imported) puts the metric paths on Keras'
-`Metric`, and tf.keras 2's names for weights (`trainable_variables`,
-`non_trainable_variables`, `variables`) on `Layer`.
+Its overrides (`torchk.overrides`, applied when `torchk.keras` is imported) put the metric
+paths on Keras' `Metric` and `metrics_utils`, and tf.keras 2's names for weights
+(`trainable_variables`, `non_trainable_variables`, `variables`) on `Layer`.
 """
 import contextlib
 import threading
@@ -27,9 +27,6 @@ import torch
 
 import keras
 from keras import backend as K
-from keras.engine import base_layer
-from keras.utils import generic_utils
-from keras.utils import metrics_utils
 from keras.utils.generic_utils import to_list
 
 from .. import config
@@ -41,7 +38,6 @@ from .. import strings
 from ..tf import tracing as step_tracing
 from ..variables import Variable
 
-_installed = False
 _tracing = threading.local()
 
 
@@ -375,23 +371,25 @@ def metric_result(metric, result):
     return outputs[0]
 
 
-def install():
-    """Makes Keras layers, models and metrics called on tensors compute at once."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    base_layer.Layer.trainable_variables = property(lambda self: self.trainable_weights)
-    base_layer.Layer.non_trainable_variables = property(
-        lambda self: self.non_trainable_weights)
-    base_layer.Layer.variables = property(lambda self: self.weights)
+def trainable_variables(layer):
+    """tf.keras' `Layer.trainable_variables`: the trainable weights."""
+    return layer.trainable_weights
 
-    _keep_variables_symbolic_in_tf_ops()
-    _weights_assign_as_tf_variables()
 
-    keras_update_wrapper = metrics_utils.update_state_wrapper
-    keras_result_wrapper = metrics_utils.result_wrapper
+def non_trainable_variables(layer):
+    """tf.keras' `Layer.non_trainable_variables`: the non-trainable weights."""
+    return layer.non_trainable_weights
 
+
+def variables(layer):
+    """tf.keras' `Layer.variables`: the weights."""
+    return layer.weights
+
+
+def eager_update_state_wrapper(keras_update_wrapper):
+    """Override of `keras.utils.metrics_utils.update_state_wrapper`: a metric's `update_state`
+    on values updates it at once (`update_metric`); recorded in a step, it records its
+    writes; on Keras symbols it is Keras'."""
     def update_state_wrapper(update_state_fn):
         update_state_fn = _writes_returned(update_state_fn)
         symbolic = keras_update_wrapper(update_state_fn)
@@ -412,7 +410,12 @@ def install():
             metric._torchk_eager = False
             return symbolic(metric, *args, **kwargs)
         return decorated
+    return update_state_wrapper
 
+
+def eager_result_wrapper(keras_result_wrapper):
+    """Override of `keras.utils.metrics_utils.result_wrapper`: the result of a metric updated
+    on values is computed at once (`metric_result`)."""
     def result_wrapper(result_fn):
         symbolic = keras_result_wrapper(result_fn)
 
@@ -423,29 +426,33 @@ def install():
                 return metric_result(metric, lambda: symbolic(metric, *args, **kwargs))
             return symbolic(metric, *args, **kwargs)
         return decorated
+    return result_wrapper
 
-    metrics_utils.update_state_wrapper = update_state_wrapper
-    metrics_utils.result_wrapper = result_wrapper
 
-    keras_metric_call = keras.metrics.Metric.__call__
-
+def eager_metric_call(keras_metric_call):
+    """Override of `Metric.__call__`: called on values, a metric updates and returns its
+    result at once."""
     def metric_call(self, *args, **kwargs):
         values = list(args) + [v for v in kwargs.values() if v is not None]
         if step_tracing.current() is None and is_eager(values):
             self.update_state(*args, **kwargs)
             return self.result()
         return keras_metric_call(self, *args, **kwargs)
-    keras.metrics.Metric.__call__ = metric_call
-    keras.metrics.Metric.reset_state = lambda self: self.reset_states()
+    return metric_call
 
 
-def _weights_assign_as_tf_variables():
-    """Keras weights (`add_weight`'s variables) get `tf.Variable`'s `assign`, `assign_add`
-    and `assign_sub`, which tf.keras metrics' `update_state` call on their state, and
-    `get_shape`."""
+def reset_state(metric):
+    """tf.keras' `Metric.reset_state`: Keras 2.3.1's `reset_states`."""
+    return metric.reset_states()
+
+
+def weights_assign_as_tf_variables(variables_module):
+    """Keras weights (`add_weight`'s variables, `torchk.variables.Variable`) get
+    `tf.Variable`'s `assign`, `assign_add` and `assign_sub`, which tf.keras metrics'
+    `update_state` call on their state, and `get_shape`."""
     from ..tf.variable import Variable as TFVariable
     for name in ('assign', 'assign_add', 'assign_sub', 'get_shape'):
-        setattr(Variable, name, getattr(TFVariable, name))
+        setattr(variables_module.Variable, name, getattr(TFVariable, name))
 
 
 def _writes_returned(update_state_fn):
@@ -463,19 +470,17 @@ def _writes_returned(update_state_fn):
     return update_state
 
 
-def _keep_variables_symbolic_in_tf_ops():
-    """Makes `tf.*` ops record on a layer's variables while Keras traces the layer's `call`.
+def eager_unless_tracing(tf_eager):
+    """Override of `torchk.tf.namespaces.eager`: `tf.*` ops record on a layer's variables
+    while Keras traces the layer's `call`.
 
     torchk.tf computes ops whose only Keras operands are variables eagerly (TF's eager
     mode). Inside a traced `call` (`self.add_loss(tf.reduce_sum(tf.square(self.w)))`) that
     would make a constant of the variables' values at tracing time, so there torchk.tf's
     variable-to-tensor step is skipped while a symbolic `Layer.__call__` runs.
     """
-    from ..tf import namespaces as tf_namespaces
-    tf_eager = tf_namespaces.eager
-
-    def eager_unless_tracing(value):
+    def eager(value):
         if getattr(_tracing, 'depth', 0):
             return value
         return tf_eager(value)
-    tf_namespaces.eager = eager_unless_tracing
+    return eager

@@ -24,41 +24,26 @@ class Reduction(_losses_utils.Reduction):
         return (cls.AUTO,) + _losses_utils.Reduction.all()
 
 
-def _auto_reduction():
-    """Keras 2.3.1's `Loss` takes `reduction='auto'` (tf.keras' default) as
-    `'sum_over_batch_size'`."""
-    keras_init = _keras_losses.Loss.__init__
-    if getattr(keras_init, '_torchk_auto_reduction', False):
-        return
-
+def auto_reduction(keras_init):
+    """Override of `Loss.__init__`: Keras 2.3.1's `Loss` takes `reduction='auto'` (tf.keras'
+    default) as `'sum_over_batch_size'`."""
     @functools.wraps(keras_init)
     def __init__(self, reduction=Reduction.SUM_OVER_BATCH_SIZE, name=None):
         if reduction == Reduction.AUTO:
             reduction = Reduction.SUM_OVER_BATCH_SIZE
         keras_init(self, reduction=reduction, name=name)
-    __init__._torchk_auto_reduction = True
-    _keras_losses.Loss.__init__ = __init__
+    return __init__
 
 
-_auto_reduction()
-
-
-def _squeezed_predictions():
-    """tf.keras 2's loss functions wrapped as classes squeeze a last axis of 1 from the
-    predictions (or the targets) whose rank is one more than the other's, as
-    `LossFunctionWrapper.call` does there: an `Embedding` + `Dense(1)` model's `(batch,
-    steps, 1)` output against `(batch, 1)` labels. Keras 2.3.1 passes them as they are."""
-    keras_call = _keras_losses.LossFunctionWrapper.call
-    if getattr(keras_call, '_torchk_squeezed', False):
-        return
-
+def squeezed_predictions(keras_call):
+    """Override of `LossFunctionWrapper.call`: tf.keras 2's loss functions wrapped as classes
+    squeeze a last axis of 1 from the predictions (or the targets) whose rank is one more
+    than the other's, as `LossFunctionWrapper.call` does there: an `Embedding` + `Dense(1)`
+    model's `(batch, steps, 1)` output against `(batch, 1)` labels. Keras 2.3.1 passes them
+    as they are."""
     @functools.wraps(keras_call)
     def call(self, y_true, y_pred):
         if K.is_tensor(y_pred) and K.is_tensor(y_true):
             y_pred, y_true = _losses_utils.squeeze_or_expand_dimensions(y_pred, y_true)
         return keras_call(self, y_true, y_pred)
-    call._torchk_squeezed = True
-    _keras_losses.LossFunctionWrapper.call = call
-
-
-_squeezed_predictions()
+    return call

@@ -3,8 +3,8 @@
 They are ordinary Keras 2.3.1 layers written with the backend API, so they build graphs, train,
 save and export like any other. Each module of this package lists its layers in `__all__`;
 `register` puts every one of them into `keras.layers`, where `keras.layers.deserialize` (and so
-`keras.models.load_model`) finds them by class name; `keras_compat` calls it when
-`keras.layers` is imported. Importing this package imports Keras.
+`keras.models.load_model`) finds them by class name; its override (`torchk.overrides`) calls
+it when `keras.layers` is imported. Importing this package imports Keras.
 """
 import importlib
 import pkgutil

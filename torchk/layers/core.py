@@ -152,7 +152,7 @@ class EinsumDense(Layer):
         super(EinsumDense, self).build(input_shape)
 
     def call(self, inputs):
-        from ..tf import op_table
+        from .. import op_table
 
         outputs = op_table.OPS['einsum'](self.equation, inputs, self.kernel)
         if self.bias is not None:

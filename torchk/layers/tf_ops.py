@@ -9,30 +9,29 @@ arguments, where a Keras tensor is `[layer_name, node_index, tensor_index]`, a s
 `{'start', 'stop', 'step'}` and `...` is `{'class_name': '__ellipsis__'}`.
 
 Keras 2.3.1's `Network.from_config` reads inbound nodes as lists of input tensors only.
-This module wraps it (at import, once) so that the inbound nodes of these two layers are
-rewritten into Keras 2.3.1's own form first: every tensor the op uses becomes an input of
-the node, and the node's keyword argument `call_structure` keeps the op's arguments with
-`{'class_name': '__tensor__', 'index': i}` in place of the i-th input. Keras 2.3.1 saves and
-loads that form as it is, so models loaded from tf.keras files save and load again.
+Its override `torchk.saving.op_layer_nodes.rewriting_op_layer_nodes` rewrites the inbound
+nodes of these two layers into Keras 2.3.1's own form first: every tensor the op uses
+becomes an input of the node, and the node's keyword argument `call_structure` keeps the
+op's arguments with `{'class_name': '__tensor__', 'index': i}` in place of the i-th input.
+Keras 2.3.1 saves and loads that form as it is, so models loaded from tf.keras files save and
+load again.
 
-Each op is computed by `torchk.tf.op_table.OPS` (keyed by tf.keras' op name, the table
+Each op is computed by `torchk.op_table.OPS` (keyed by tf.keras' op name, the table
 `torchk.tf` builds its `tf.*` functions from); any other op raises a ValueError naming the
 layer and the op.
 
 `functional_op` makes these layers as tf.keras does: a `torchk.tf` op applied to a Keras
 tensor of a functional model under construction is a `TFOpLambda` call.
 """
-import functools
 import inspect
 import sys
 
 from keras import backend as K
-from keras.engine import network
 from keras.engine.base_layer import Layer
 
 from .. import graph
-from ..saving.op_layer_nodes import TENSOR, keras2_network_config
-from ..tf.op_table import OPS
+from ..saving.op_layer_nodes import TENSOR
+from ..op_table import OPS
 
 __all__ = ['TFOpLambda', 'SlicingOpLambda']
 
@@ -185,19 +184,3 @@ def _fill(structure, tensors):
     if isinstance(structure, list):
         return [_fill(item, tensors) for item in structure]
     return structure
-
-
-def _install():
-    """Wraps `Network.from_config` (engine/network.py:953) to rewrite op-layer nodes first."""
-    keras_from_config = network.Network.from_config.__func__
-    if getattr(keras_from_config, '_torchk_op_layers', False):
-        return
-
-    @functools.wraps(keras_from_config)
-    def from_config(cls, config, custom_objects=None, **kwargs):  # and safe_mode
-        return keras_from_config(cls, keras2_network_config(config), custom_objects, **kwargs)
-    from_config._torchk_op_layers = True
-    network.Network.from_config = classmethod(from_config)
-
-
-_install()

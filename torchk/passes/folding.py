@@ -26,10 +26,10 @@ import inspect
 import torch
 
 from .. import config
-from .. import conv_ops
 from .. import graph
 from .. import nn_ops
 from .. import program
+from ..conv_ops import bias as conv_bias
 from ..variables import Variable
 
 _BATCH_NORMALIZATION = nn_ops.batch_normalization.__wrapped__
@@ -81,7 +81,7 @@ def _merge(node, readers, fused):
         source = _only_reader_of(node, readers)
         if source is None or id(source.node) in fused:
             return None
-        parts = conv_ops._convolution_parts(source.node)
+        parts = conv_bias.convolution_parts(source.node)
         return None if parts is None else _with_batch_normalization(node, source, parts)
     if node.fn is _RELU:
         activation = _activation(node)
@@ -91,7 +91,7 @@ def _merge(node, readers, fused):
         if id(source.node) in fused:
             before = fused[id(source.node)]
             return None if before.activation else before.with_activation(activation)
-        parts = conv_ops._convolution_parts(source.node)
+        parts = conv_bias.convolution_parts(source.node)
         if parts is None:
             return None
         conv, x, kernel, bias, options = parts
@@ -189,7 +189,7 @@ class FusedConvolution:
 
     def __call__(self, x, kernel, bias, mean, var, beta, gamma):
         if not self._kept:
-            return conv_ops._fused_convolution(self.conv, x, kernel, self.options, bias,
+            return conv_bias.fused_convolution(self.conv, x, kernel, self.options, bias,
                                               self.activation)
         weights = (kernel, bias, mean, var, beta, gamma)
         versions = [(w.data_ptr(), w._version) for w in weights if w is not None]
@@ -199,7 +199,7 @@ class FusedConvolution:
             self._packed = {}
         if self._weights is not None:
             kernel, bias = self._weights
-        return conv_ops._fused_convolution(self.conv, x, kernel, self.options, bias,
+        return conv_bias.fused_convolution(self.conv, x, kernel, self.options, bias,
                                           self.activation, self._packed)
 
     def _fold(self, kernel, bias, mean, var, beta, gamma):
@@ -208,7 +208,7 @@ class FusedConvolution:
             scale = torch.rsqrt(var + self.epsilon)
             if gamma is not None:
                 scale = scale * gamma
-            channels = kernel.shape[-2:] if conv_ops._is_depthwise(self.conv) else (-1,)
+            channels = kernel.shape[-2:] if conv_bias.is_depthwise(self.conv) else (-1,)
             folded_kernel = kernel * scale.reshape(channels)
             shift = -mean if bias is None else bias - mean
             return folded_kernel, shift * scale if beta is None else shift * scale + beta

@@ -1,10 +1,10 @@
 """`load_model`: one entry for every Keras 2 model format, recognised by content, and the
 `safe_mode` keyword of every loader.
 
-`install(saving)` makes this `load_model` Keras' (`keras.engine.saving.load_model`, so
-`keras.models.load_model`) and gives `model_from_config`, `model_from_json` and
-`model_from_yaml` the `safe_mode` keyword; `install_on_models` gives it to
-`Model.from_config` and `Sequential.from_config`. Each runs as one load
+Its overrides (`torchk.overrides`) make this `load_model` Keras'
+(`keras.engine.saving.load_model`, so `keras.models.load_model`) and give `model_from_config`,
+`model_from_json`, `model_from_yaml`, `Model.from_config` and `Sequential.from_config` the
+`safe_mode` keyword. Each runs as one load
 (`validation.loading`): safe mode and the memory budget hold for everything it reads, and
 every error names the file (or 'the configuration').
 """
@@ -22,7 +22,7 @@ RECOGNISED = ('an HDF5 model file (Keras 2 `model.save`, .h5)',
               'a .keras zip (tf.keras 2.13+, tf_keras)',
               'a SavedModel directory (holding %s)' % SAVED_MODEL_FILE)
 
-_KERAS = {}  # Keras 2.3.1's own functions, replaced by `install` and `install_on_models`.
+_KERAS = {}  # Keras 2.3.1's own functions, replaced by `loading_every_format`.
 
 
 def _not_a_model(path, what):
@@ -120,7 +120,7 @@ def _is_gcs(filepath):
 
 def _keras_load_model():
     """Keras 2.3.1's own `load_model` (HDF5), which importing `keras.engine.saving` hands to
-    `install`."""
+    `loading_every_format`."""
     import keras.engine.saving  # noqa: F401
     return _KERAS['load_model']
 
@@ -141,17 +141,23 @@ def _no_check(config):
     return None
 
 
-def install(saving):
-    """Makes `keras.engine.saving.load_model` this module's, and gives `model_from_config`,
-    `model_from_json` and `model_from_yaml` (as `torchk.saving.h5` installed them) the
-    `safe_mode` keyword; each is one load. `unpickle_model` trusts its pickle (`trusting`)."""
-    _KERAS['load_model'] = saving.load_model
-    saving.load_model = load_model
-    saving.model_from_config = _loading_configuration(saving.model_from_config, check_nesting)
-    saving.model_from_json = _loading_configuration(saving.model_from_json, _no_check)
-    saving.model_from_yaml = _loading_configuration(saving.model_from_yaml, _no_check)
-    if hasattr(saving, 'unpickle_model'):  # Keras 2.2.3+
-        saving.unpickle_model = trusting(saving.unpickle_model)
+def loading_every_format(keras_load_model):
+    """Override of `keras.engine.saving.load_model`: this module's `load_model`, which hands
+    HDF5 files to Keras' own (`keras_load_model`)."""
+    _KERAS['load_model'] = keras_load_model
+    return load_model
+
+
+def loading_model_from_config(keras_model_from_config):
+    """Override of `model_from_config` (as `torchk.saving.h5` translates it): one load of 'the
+    configuration', nesting limits checked first, taking `safe_mode`."""
+    return _loading_configuration(keras_model_from_config, check_nesting)
+
+
+def loading_model_from_text(keras_model_from_text):
+    """Override of `model_from_json` and `model_from_yaml`: one load of 'the configuration',
+    taking `safe_mode`."""
+    return _loading_configuration(keras_model_from_text, _no_check)
 
 
 def _model_from_config(keras_from_config, check):
@@ -160,28 +166,29 @@ def _model_from_config(keras_from_config, check):
             check(config)
             return keras_from_config(cls, config, custom_objects=custom_objects)
     from_config.__doc__ = keras_from_config.__doc__
-    return classmethod(from_config)
+    return from_config
 
 
 def _check_functional(config):
     check_nesting(config)
     if isinstance(config.get('layers'), list) and all(isinstance(layer, dict)
                                                       for layer in config['layers']):
-        # Op layers' nodes as Keras 2.3.1 reads them, whichever of the two wrappers of
-        # `Network.from_config` runs first.
+        # Op layers' nodes as Keras 2.3.1 reads them, so that the check holds alone (the
+        # outer wrapper of `Network.from_config`, `op_layer_nodes.rewriting_op_layer_nodes`,
+        # has rewritten them already in torchk's chain).
         config = op_layer_nodes.keras2_network_config(config)
     check_functional_config(config)
 
 
-def install_on_models(network=None, sequential=None):
-    """Gives `Network.from_config` (so `Model.from_config`, for nested models too) the
-    functional graph checks and `safe_mode`; and `Sequential.from_config` `safe_mode`."""
-    if network is not None:
-        network.Network.from_config = _model_from_config(
-            network.Network.from_config.__func__, _check_functional)
-    if sequential is not None:
-        sequential.Sequential.from_config = _model_from_config(
-            sequential.Sequential.from_config.__func__, check_nesting)
+def checking_network_configs(keras_from_config):
+    """Override of `Network.from_config` (so `Model.from_config`, for nested models too): the
+    functional graph checks first, and `safe_mode`."""
+    return _model_from_config(keras_from_config, _check_functional)
+
+
+def checking_sequential_configs(keras_from_config):
+    """Override of `Sequential.from_config`: nesting limits checked first, and `safe_mode`."""
+    return _model_from_config(keras_from_config, check_nesting)
 
 
 def trusting(rebuild):

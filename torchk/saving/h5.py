@@ -1,23 +1,27 @@
 """Keras' HDF5 model files of every dialect, loaded through Keras 2.3.1's own loaders.
 
-`install(saving)` (called by `keras_compat` when `keras.engine.saving` is imported) makes
-`load_model`, `model_from_config`, `model_from_json` and `model_from_yaml` translate the
-configuration (`torchk.saving.dialects`), and `load_model(..., compile=True)` compile from the
-translated training configuration, restoring the optimizer's state where it maps onto Keras
-2.3.1's optimizer.
+Its overrides of `keras.engine.saving` (`torchk.overrides`) make `load_model`,
+`model_from_config`, `model_from_json` and `model_from_yaml` translate the configuration
+(`torchk.saving.dialects`), and `load_model(..., compile=True)` compile from the translated
+training configuration, restoring the optimizer's state where it maps onto Keras 2.3.1's
+optimizer.
 """
 import functools
 import json
 import re
+import sys
 import warnings
 
 import h5py
 import numpy as np
 
 from . import safe_mode, vocabulary
-from .dialects import compile_arguments, restore_optimizer_state, translate_model_config
+from .dialects import translate_model_config
+from .optimizer_state import restore_optimizer_state
+from .training_config import compile_arguments
 from .errors import CONFIGURATION, ModelFileError, source
 from .validation import check_nesting, check_weight_datasets
+
 
 def _text(value):
     if isinstance(value, (bytes, np.bytes_)):
@@ -25,7 +29,9 @@ def _text(value):
     return str(value)
 
 
-def _translating_model_from_config(model_from_config):
+def translating_model_from_config(model_from_config):
+    """Override of `model_from_config` (which `load_model` calls): the configuration translated
+    (`torchk.saving.dialects`)."""
     @functools.wraps(model_from_config)
     def wrapper(config, custom_objects=None):
         return model_from_config(translate_model_config(config, custom_objects),
@@ -45,10 +51,11 @@ def _translating_model_from_text(model_from_text, parse):
     return wrapper
 
 
-def _compiling_from_translation(deserialize_model):
-    """`_deserialize_model(h5dict, custom_objects, compile)` that builds and loads the model
-    with Keras (compile=False), then compiles it from the translated training configuration
-    and restores the optimizer state where it maps (else warns: a fresh optimizer)."""
+def compiling_from_translation(deserialize_model):
+    """Override of `_deserialize_model(h5dict, custom_objects, compile)`: builds and loads the
+    model with Keras (compile=False), then compiles it from the translated training
+    configuration and restores the optimizer state where it maps (else warns: a fresh
+    optimizer)."""
     @functools.wraps(deserialize_model)
     def wrapper(h5dict, custom_objects=None, compile=True):
         if 'model_config' not in h5dict and 'layer_names' in h5dict:
@@ -113,23 +120,23 @@ def _yaml_parser(yaml):
     return parse
 
 
-def install(saving):
-    """Makes `keras.engine.saving` (and so `keras.models`) translate every Keras 2 dialect:
-    `model_from_config` (which `load_model` calls), `model_from_json` and `model_from_yaml`
-    translate the configuration, and `_deserialize_model` compiles from the translated
-    training configuration."""
-    saving.model_from_config = _translating_model_from_config(saving.model_from_config)
-    saving.model_from_json = _translating_model_from_text(saving.model_from_json, json.loads)
-    if getattr(saving, 'yaml', None) is not None:
-        saving.model_from_yaml = _translating_model_from_text(
-            saving.model_from_yaml, _yaml_parser(saving.yaml))
-    saving._deserialize_model = _compiling_from_translation(saving._deserialize_model)
-    saving._serialize_model = _inlining_layer_state(saving._serialize_model)
+def translating_model_from_json(model_from_json):
+    """Override of `model_from_json`: the configuration translated (`torchk.saving.dialects`)."""
+    return _translating_model_from_text(model_from_json, json.loads)
 
 
-def _inlining_layer_state(serialize_model):
-    """`_serialize_model` (which writes HDF5 files) with the text and categorical layers'
-    adapted state in their configurations (`vocabulary.inlining_state`)."""
+def translating_model_from_yaml(model_from_yaml):
+    """Override of `model_from_yaml`, where `keras.engine.saving` has PyYAML: the configuration
+    parsed (`_yaml_parser`) and translated."""
+    yaml = getattr(sys.modules['keras.engine.saving'], 'yaml', None)
+    if yaml is None:
+        return model_from_yaml
+    return _translating_model_from_text(model_from_yaml, _yaml_parser(yaml))
+
+
+def inlining_layer_state(serialize_model):
+    """Override of `_serialize_model` (which writes HDF5 files): with the text and categorical
+    layers' adapted state in their configurations (`vocabulary.inlining_state`)."""
     @functools.wraps(serialize_model)
     def wrapper(*args, **kwargs):
         with vocabulary.inlining_state():

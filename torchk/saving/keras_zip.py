@@ -12,9 +12,10 @@ The zip is read in memory, never extracted: each member's declared size is check
 is read (a zip bomb declares gigabytes that a few bytes decompress into), the configuration is
 bounded, and a damaged or hostile file raises `ModelFileError` naming it.
 
-`install(network)` makes `Network.load_weights` read tf.keras' weights files in the `vars`
-layout (`model.save_weights('x.weights.h5')`, and a `.keras` zip's weights), recognised by
-their content; Keras 2's own weights files load as before.
+`reading_vars_layout` (an override, `torchk.overrides`) makes `Network.load_weights` read
+tf.keras' weights files in the `vars` layout (`model.save_weights('x.weights.h5')`, and a
+`.keras` zip's weights), recognised by their content; Keras 2's own weights files load as
+before.
 """
 import functools
 import io
@@ -25,7 +26,7 @@ import zlib
 
 import h5py
 
-from . import dialects, vocabulary, weights_h5
+from . import optimizer_state, training_config, vocabulary, weights_h5
 from .errors import CONFIGURATION, ModelFileError
 from .signatures import HDF5_SIGNATURE, ZIP_SIGNATURES, starts_with
 
@@ -90,13 +91,9 @@ def _assets_reader(archive, path):
     return assets
 
 
-def install(network):
-    """Makes `keras.engine.network.Network.load_weights` read tf.keras' weights in the `vars`
-    layout: a `.weights.h5` file or a `.keras` zip."""
-    network.Network.load_weights = _reading_vars_layout(network.Network.load_weights)
-
-
-def _reading_vars_layout(load_weights):
+def reading_vars_layout(load_weights):
+    """Override of `Network.load_weights`: reads tf.keras' weights in the `vars` layout too (a
+    `.weights.h5` file or a `.keras` zip)."""
     @functools.wraps(load_weights)
     def wrapper(self, filepath, by_name=False, skip_mismatch=False, reshape=False):
         if isinstance(filepath, str) and is_keras_zip(filepath):
@@ -245,8 +242,8 @@ def _compile(model, config, root, trainable, custom_objects, path):
                       'compiled. Compile it manually.')
         return
     try:
-        training_config = dialects.training_config_from_compile_config(compile_config)
-        model.compile(**dialects.compile_arguments(training_config, model, custom_objects))
+        saved = training_config.training_config_from_compile_config(compile_config)
+        model.compile(**training_config.compile_arguments(saved, model, custom_objects))
     except (ValueError, TypeError, KeyError, AttributeError) as e:
         raise ModelFileError(path, 'its compile_config does not compile the model (%s: %s); '
                              'load it with compile=False and compile it yourself'
@@ -264,4 +261,4 @@ def _compile(model, config, root, trainable, custom_objects, path):
         return
     names, values = state
     if names:
-        dialects.restore_optimizer_state(model, names, values)
+        optimizer_state.restore_optimizer_state(model, names, values)

@@ -24,7 +24,8 @@ import zipfile
 import h5py
 import numpy as np
 
-from . import atomic_files, dialects, op_layer_nodes, weights_h5
+from . import atomic_files, op_layer_nodes, optimizer_state, weights_h5
+from .. import call_spec
 from .keras_zip import ASSETS_DIRECTORY, CONFIG_NAME, WEIGHTS_NAME
 
 METADATA_NAME = 'metadata.json'
@@ -198,7 +199,7 @@ def _translate_layer_config(config, layer):
             if entry['class_name'] in _OP_LAYERS:
                 nested['inbound_nodes'] = [_op_layer_node(node, entry['name'])
                                            for node in entry['inbound_nodes']]
-            elif entry['class_name'] in dialects.CALL_TENSOR_KEYWORDS:
+            elif entry['class_name'] in call_spec.CALL_TENSOR_KEYWORDS:
                 nested['inbound_nodes'] = [_keyword_node(node, entry['class_name'])
                                            for node in entry['inbound_nodes']]
             translated.append(nested)
@@ -224,10 +225,10 @@ def _translate_layer_config(config, layer):
 def _keyword_node(node, class_name):
     """A Keras 2.3.1 node calling `class_name` on a list of tensors as tf.keras calls it: the
     first tensor as the input, the others by the keywords of
-    `dialects.CALL_TENSOR_KEYWORDS` (`MultiHeadAttention`'s `value`, `key`,
+    `call_spec.CALL_TENSOR_KEYWORDS` (`MultiHeadAttention`'s `value`, `key`,
     `attention_mask`)."""
     first, others = node[0], node[1:]
-    keywords = dialects.CALL_TENSOR_KEYWORDS[class_name]
+    keywords = call_spec.CALL_TENSOR_KEYWORDS[class_name]
     if len(others) > len(keywords):
         raise ValueError('A %s node has %d input tensors, more than tf.keras\' %d call '
                          'arguments: %r' % (class_name, len(node), len(keywords) + 1, node))
@@ -491,7 +492,7 @@ def _optimizer_variables(model, trainable):
     collected = getattr(model, '_collected_trainable_weights', None) or model.trainable_weights
     slots = {}
     if state:
-        groups = dialects.OPTIMIZER_SLOTS[class_name](config)
+        groups = optimizer_state.OPTIMIZER_SLOTS[class_name](config)
         expected = 1 + len(groups) * len(collected)
         if len(state) != expected:
             raise ValueError('The optimizer %s has %d variables where %d are expected (an '

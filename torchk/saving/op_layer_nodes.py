@@ -5,8 +5,12 @@ tensor_index, kwargs]`, constants as `['_CONSTANT_VALUE', -1, value]`) and its k
 arguments; Keras 2.3.1 reads a node as a list of input tensors. Each tensor the op uses
 becomes an input, and the op's arguments go into the `call_structure` keyword, with tensors
 as `{'class_name': '__tensor__', 'index': i}` (read by `torchk.layers.tf_ops`). Pure data:
-the loaders check and translate configurations with it before any layer exists.
+the loaders check and translate configurations with it before any layer exists;
+`rewriting_op_layer_nodes` is the override of Keras 2.3.1's `Network.from_config` (engine/
+network.py:953) that reads them so.
 """
+import functools
+
 CONSTANT_VALUE = '_CONSTANT_VALUE'
 TENSOR = '__tensor__'
 CALL_STRUCTURE = 'call_structure'
@@ -80,3 +84,12 @@ def keras2_network_config(config):
                                                for node in layer['inbound_nodes']])
         layers.append(layer)
     return dict(config, layers=layers)
+
+
+def rewriting_op_layer_nodes(keras_from_config):
+    """Override of `Network.from_config`: the op layers' nodes rewritten first
+    (`keras2_network_config`)."""
+    @functools.wraps(keras_from_config)
+    def from_config(cls, config, custom_objects=None, **kwargs):  # and safe_mode
+        return keras_from_config(cls, keras2_network_config(config), custom_objects, **kwargs)
+    return from_config

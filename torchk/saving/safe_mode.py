@@ -7,9 +7,10 @@ function with `func_load` (utils/generic_utils.py:193), its only caller, and the
 while it is being built. Every path that builds a model from a configuration (`load_model` of
 every format, `model_from_json` / `_yaml` / `_config`, `Model.from_config`,
 `Sequential.from_config`, and layers nested in models, `TimeDistributed`, `Bidirectional`)
-builds its Lambda layers through `Lambda.from_config`: `install(core)` puts `check_lambda`
-there, so no path is missed. The translation of tf.keras configurations calls it too, before
-checking that the bytecode loads on this Python, so that untrusted bytes never reach `marshal`.
+builds its Lambda layers through `Lambda.from_config`: its override,
+`gating_lambda_from_config`, puts `check_lambda` there, so no path is missed. The translation
+of tf.keras configurations calls it too, before checking that the bytecode loads on this
+Python, so that untrusted bytes never reach `marshal`.
 
 The other names a configuration holds resolve without running anything from the file: a
 Lambda's function stored by name comes only from `custom_objects` and Keras' custom object
@@ -121,11 +122,9 @@ def _with_supplied_function(config, custom_objects):
     return dict(config, function_type='function', function=name)
 
 
-def install(core):
-    """Puts the gate on `keras.layers.core.Lambda.from_config`, through which every load
-    builds its Lambda layers; it takes `safe_mode` too, as in Keras 3."""
-    keras_from_config = core.Lambda.from_config.__func__
-
+def gating_lambda_from_config(keras_from_config):
+    """Override of `keras.layers.core.Lambda.from_config`, through which every load builds its
+    Lambda layers: the gate, and the `safe_mode` keyword, as in Keras 3."""
     @functools.wraps(keras_from_config)
     def from_config(cls, config, custom_objects=None, safe_mode=None):
         with scope(safe_mode):
@@ -133,7 +132,7 @@ def install(core):
             check_lambda(config)
             _check_names(config, custom_objects)
             return keras_from_config(cls, config, custom_objects=custom_objects)
-    core.Lambda.from_config = classmethod(from_config)
+    return from_config
 
 
 def accepting_safe_mode(load):

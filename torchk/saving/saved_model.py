@@ -29,7 +29,8 @@ import warnings
 import numpy as np
 
 from . import protos, validation
-from .dialects import compile_arguments, restore_optimizer_state
+from .optimizer_state import restore_optimizer_state
+from .training_config import compile_arguments
 from .errors import ModelFileError
 from .tensor_bundle import TensorBundle
 

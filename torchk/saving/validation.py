@@ -10,9 +10,9 @@ shape allocates it. So, during a load (`loading`):
   recursive reads it;
 - `check_functional_config` replays `Network.from_config`'s node loop on the configuration
   alone (which layer call can run once which nodes exist) and names what would never connect;
-- `Layer.add_weight` (`install`) charges every weight's declared size to the load's memory
-  budget before the weight is allocated, and `check_weight_datasets` checks the sizes an HDF5
-  file declares before Keras reads them.
+- `Layer.add_weight` (its override `charging_weights`) charges every weight's declared size to
+  the load's memory budget before the weight is allocated, and `check_weight_datasets` checks
+  the sizes an HDF5 file declares before Keras reads them.
 
 Each raises a ModelFileError naming the file (or 'the configuration') and what is wrong.
 """
@@ -111,10 +111,9 @@ def _weight_bytes(layer, name, shape, dtype):
     return int(np.prod([int(d) for d in shape], dtype=object)) * itemsize
 
 
-def install(base_layer):
-    """Makes `Layer.add_weight` charge each weight to the load's budget before creating it."""
-    keras_add_weight = base_layer.Layer.add_weight
-
+def charging_weights(keras_add_weight):
+    """Override of `Layer.add_weight`: each weight is charged to the load's budget before it
+    is created."""
     @functools.wraps(keras_add_weight)
     def add_weight(self, *args, **kwargs):
         # passed on as given: Keras 2.2's add_weight takes at most two positional arguments
@@ -124,7 +123,7 @@ def install(base_layer):
             charge(_weight_bytes(self, name, shape, named.get('dtype')),
                    'layer %r weight %r of shape %s' % (self.name, name, tuple(shape)))
         return keras_add_weight(self, *args, **kwargs)
-    base_layer.Layer.add_weight = add_weight
+    return add_weight
 
 
 def check_nesting(config):

@@ -9,7 +9,7 @@ snake case, numbered among the layers of its model (`dense`, `dense_1`, ...).
 
 `load_into(model, root, source)` sets a Keras 2.3.1 model's weights from such a group, through
 Keras' own `preprocess_weights_for_loading`; `optimizer_weights(...)` names the optimizer's
-variables as tf.keras' HDF5 files do, for `dialects.restore_optimizer_state`.
+variables as tf.keras' HDF5 files do, for `optimizer_state.restore_optimizer_state`.
 
 Saved state: the text and categorical layers (`torchk.layers.text`, `.categorical`) keep what
 `adapt` computes outside Keras weights, as tf.keras' do: variables named in their group
@@ -41,7 +41,7 @@ SUBLAYERS = {
 
 # The order in which tf.keras 2.11+ optimizers create their variables after the iteration
 # count: each loop runs over the trainable variables and creates these slots for each; the
-# slots are named as `dialects.OPTIMIZER_SLOTS` knows them.
+# slots are named as `optimizer_state.OPTIMIZER_SLOTS` knows them.
 OPTIMIZER_SLOT_LOOPS = {
     'SGD': lambda config: [('m',)],
     'Adam': lambda config: [('m', 'v')] + ([('vhat',)] if config.get('amsgrad') else []),
@@ -109,7 +109,7 @@ def load_into(model, root, source, class_names=None, assets=None):
 
 def optimizer_weights(root, source, optimizer_config, trainable_weights):
     """The optimizer variables of a `vars` layout group named as tf.keras' HDF5 files name
-    them (`iteration`, `Adam/m/dense/kernel`), for `dialects.restore_optimizer_state`.
+    them (`iteration`, `Adam/m/dense/kernel`), for `optimizer_state.restore_optimizer_state`.
 
     # Arguments
         root: the h5py group holding `optimizer/vars`.

@@ -12,7 +12,7 @@ from .. import config
 from .. import graph
 from .. import random_ops
 from .. import strings
-from . import dtypes
+from .. import tf_dtypes as dtypes
 from .tensors import convert_to_tensor
 
 __all__ = ['constant', 'zeros', 'ones', 'fill', 'range', 'eye', 'linspace']
@@ -70,18 +70,6 @@ def fill(dims, value, name=None):
     value = convert_to_tensor(value)
     return torch.full(shape_tuple(dims), value.item(), dtype=value.dtype,
                       device=config.device())
-
-
-def range(start, limit=None, delta=1, dtype=None, name='range'):  # noqa: A001  (TF's name)
-    """Numbers from `start` to `limit` (excluded) by `delta`, as `tf.range`: int32 for ints,
-    float32 if an argument is a float, unless `dtype` is given."""
-    if limit is None:
-        start, limit = 0, start
-    bounds = [b.item() if isinstance(b, torch.Tensor) else b for b in (start, limit, delta)]
-    if dtype is None:
-        dtype = (dtypes.float32 if any(isinstance(b, float) for b in bounds)
-                 else dtypes.int32)
-    return torch.arange(*bounds, dtype=dtypes.torch_dtype(dtype), device=config.device())
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):

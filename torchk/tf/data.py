@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from .. import strings
-from . import dtypes
 from .. import structure
+from .. import tf_dtypes as dtypes
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 

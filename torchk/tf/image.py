@@ -1,4 +1,4 @@
-"""`tf.image`: the op table's ops TF exports under `tf.image` (see `torchk.tf.op_table`)."""
+"""`tf.image`: the op table's ops TF exports under `tf.image` (see `torchk.op_table`)."""
 from .namespaces import module_getattr, ops_under
 
 _OPS = ops_under('image')

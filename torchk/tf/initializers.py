@@ -3,7 +3,7 @@ objects called with a shape (and dtype) that return a new tensor, as layers writ
 `tf` use them (`w_init = tf.random_normal_initializer(); tf.Variable(w_init(shape))`)."""
 import numpy as np
 
-from . import dtypes
+from .. import tf_dtypes as dtypes
 from .creation import fill, random_normal, random_uniform, shape_tuple
 from .tensors import convert_to_tensor
 

@@ -1,4 +1,4 @@
-"""`tf.linalg`: the op table's ops TF exports under `tf.linalg` (see `torchk.tf.op_table`)."""
+"""`tf.linalg`: the op table's ops TF exports under `tf.linalg` (see `torchk.op_table`)."""
 from .namespaces import module_getattr, ops_under
 
 _OPS = ops_under('linalg')

@@ -1,4 +1,4 @@
-"""`tf.math`: the op table's ops TF exports under `tf.math` (see `torchk.tf.op_table`)."""
+"""`tf.math`: the op table's ops TF exports under `tf.math` (see `torchk.op_table`)."""
 from .namespaces import module_getattr, ops_under
 
 _OPS = ops_under('math')

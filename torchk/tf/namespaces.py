@@ -15,7 +15,7 @@ import types
 import torch
 
 from .. import graph
-from . import op_table
+from .. import op_table
 from . import text_ops
 from . import tracing
 from .tensors import eager
@@ -132,7 +132,7 @@ def tf_op(key, path):
                 kwargs[first] = _tensor_argument(kwargs[first], takes_list)
         return function(*args, **kwargs)
     op.__name__ = op.__qualname__ = path.rsplit('.', 1)[-1]
-    op.__doc__ = ('`tf.%s` on torch tensors (torchk.tf.op_table: %r).\n\nArguments as TF '
+    op.__doc__ = ('`tf.%s` on torch tensors (torchk.op_table: %r).\n\nArguments as TF '
                   'names them: %s.' % (path, key, ', '.join(parameters) or 'none'))
     op.__signature__ = inspect.signature(function)
     return op

@@ -1,4 +1,4 @@
-"""`tf.nn`: the op table's ops TF exports under `tf.nn` (see `torchk.tf.op_table`), and the
+"""`tf.nn`: the op table's ops TF exports under `tf.nn` (see `torchk.op_table`), and the
 loss scaling of custom training loops under a `tf.distribute` strategy."""
 import torch
 

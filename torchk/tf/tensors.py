@@ -1,7 +1,5 @@
-"""Values to torch tensors with TF's dtype rules, and torchk variables as eager tensors.
-
-TF's rules: Python floats become float32 and Python ints int32; numpy arrays keep their dtype
-(a float64 array stays float64). Tensors are made on torchk's device (`torchk.config`).
+"""Values to torch tensors with TF's dtype rules (`torchk.tf_dtypes`), and torchk variables as
+eager tensors.
 
 A torchk `Variable` is a Keras symbol: Keras ops on it record a graph. TF code computes with
 variables eagerly, so `eager` replaces each variable by `variable.as_subclass(torch.Tensor)`,
@@ -9,27 +7,12 @@ an alias through which gradients reach the variable.
 """
 import warnings
 
-import numpy as np
 import torch
 
-from .. import config
-from .. import dtypes as torchk_dtypes
 from .. import graph
-from .. import strings
+from .. import tf_dtypes
 from .. import variables
-from . import dtypes
 from . import tracing
-
-
-def _python_dtype(array):
-    """TF's dtype for an array made from Python numbers: float32, int32, bool."""
-    if array.dtype.kind == 'f':
-        return dtypes.float32
-    if array.dtype.kind in 'iu':
-        return dtypes.int32
-    if array.dtype.kind == 'c':
-        return dtypes.complex64
-    return dtypes.as_dtype(array.dtype)
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
@@ -49,34 +32,12 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         TypeError: for values that are neither numbers nor text, or text asked for as
             numbers (use `tf.strings.to_number`).
     """
-    if isinstance(value, strings.StringTensor) or (
-            not isinstance(value, torch.Tensor) and strings.is_text(value)):
-        if dtype is not None and not dtypes.as_dtype(dtype).is_string:
-            raise TypeError('Cannot convert text to a tensor of dtype %s; parse it with '
-                            'tf.strings.to_number.' % (dtype,))
-        return value if isinstance(value, strings.StringTensor) else strings.StringTensor(
-            value)
-    if dtype is not None and dtypes.as_dtype(dtype).is_string:
-        raise TypeError('Cannot convert %r to a string tensor: it is not text; format '
-                        'numbers with tf.strings.as_string.' % (value,))
-    if isinstance(value, torch.Tensor):
-        tensor = eager(value)
-    else:
-        if isinstance(value, (np.ndarray, np.generic)):
-            array = value
-            default = dtypes.as_dtype(array.dtype)
-        else:
-            array = np.asarray(value)
-            if array.dtype.kind in 'USO':
-                raise TypeError('Cannot convert %r to a tensor: it holds objects that are '
-                                'neither numbers nor strings.' % (value,))
-            default = (dtypes.as_dtype(dtype_hint) if dtype_hint is not None
-                       else _python_dtype(array))
-        target = dtypes.as_dtype(dtype) if dtype is not None else default
-        return torchk_dtypes.as_tensor(np.asarray(array), dtype=target.torch_dtype,
-                                       device=config.device())
-    if dtype is not None and tensor.dtype != dtypes.torch_dtype(dtype):
-        tensor = tensor.to(dtypes.torch_dtype(dtype))
+    if not isinstance(value, torch.Tensor):
+        return tf_dtypes.value_to_tensor(value, dtype, dtype_hint)
+    tf_dtypes.refuse_string_dtype(value, dtype)
+    tensor = eager(value)
+    if dtype is not None and tensor.dtype != tf_dtypes.torch_dtype(dtype):
+        tensor = tensor.to(tf_dtypes.torch_dtype(dtype))
     return tensor
 
 

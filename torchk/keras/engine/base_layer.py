@@ -1,4 +1,5 @@
-"""tf.keras 2's call conventions on Keras 2.3.1's `Layer.__call__` (`install` puts them there).
+"""tf.keras 2's call conventions on Keras 2.3.1's `Layer.__call__` (`tf_keras_call`, an override
+of `torchk.overrides`, puts them there).
 
 Each difference from Keras 2.3.1 is one function here:
 - `bind_call_arguments`: positional arguments after `inputs` bind to `call`'s parameters by
@@ -21,6 +22,8 @@ Each difference from Keras 2.3.1 is one function here:
   floating weights with `glorot_uniform` and others with zeros, without a shape makes a
   scalar, and takes (and has no use for) tf.keras' distribution arguments.
 - `node_of_tuple_outputs`: a `call` that returns a tuple of tensors has that many outputs.
+- `recorded_call_first`: the `__call__` of Keras' recurrent layers and `Bidirectional` passes
+  a recorded call straight to `Layer.__call__`.
 - a Keras tensor's `_keras_mask` is the mask computed for it (`eager.mask_of`).
 - `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
@@ -38,16 +41,14 @@ import threading
 import numpy as np
 import torch
 
-import keras
 from keras import backend as K
 from keras.engine import base_layer
-from keras.layers import convolutional_recurrent, recurrent, wrappers
+from keras.layers import convolutional_recurrent, recurrent
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
-from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
-                                listed_keyword_tensors)
-from ... import graph
 from ... import structure
+from ...call_spec import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
+                          listed_keyword_tensors)
 from .. import eager
 
 _context = threading.local()
@@ -391,9 +392,9 @@ def metric_add_weight_with_tf_keras_arguments(keras_add_weight):
     return add_weight
 
 
-def _recorded_call_first(layer_call):
-    """A layer class's own `__call__` (Keras' recurrent layers and `Bidirectional` read a
-    list input as `[inputs, states...]`) passes a recorded call, whose flat tensors
+def recorded_call_first(layer_call):
+    """Override of the `__call__` of Keras' recurrent layers and `Bidirectional` (which read
+    a list input as `[inputs, states...]`): passes a recorded call, whose flat tensors
     `CALL_SPEC` reads, straight to `Layer.__call__`. A convolutional recurrent layer called
     on a tuple (a nested input, which tf.keras' `ConvRNN` does not take either) is refused
     by name (`RNN` takes nested inputs: `torchk.keras.layers.recurrent`)."""
@@ -440,13 +441,9 @@ def add_metric_with_aggregation(keras_add_metric):
     return add_metric
 
 
-def install():
-    """Puts tf.keras' call conventions on Keras 2.3.1's `Layer.__call__` (see the module
+def tf_keras_call(keras_call):
+    """Override of Keras 2.3.1's `Layer.__call__`: tf.keras' call conventions (see the module
     docstring); calls on values compute at once (`eager.call_layer`)."""
-    keras_call = base_layer.Layer.__call__
-    if getattr(keras_call, '_torchk_tf_keras', False):
-        return
-
     def __call__(self, *args, **kwargs):
         spec = kwargs.pop(CALL_SPEC, None)
         if spec is not None:  # a recorded call, replayed on its flat tensors
@@ -454,23 +451,12 @@ def install():
         inputs, keywords = bind_call_arguments(self, args, kwargs)
         return _call_bound(self, keras_call, inputs, keywords)
     __call__.__doc__ = keras_call.__doc__
-    __call__._torchk_tf_keras = True
-    base_layer.Layer.__call__ = __call__
-    base_layer.Layer.compute_mask = compute_mask_if_supported
-    graph.KerasTensor._keras_mask = property(eager.mask_of)
-    base_layer.Layer._add_inbound_node = node_of_tuple_outputs(
-        base_layer.Layer._add_inbound_node)
-    for layer_class in (convolutional_recurrent.ConvRNN2D, recurrent.RNN, wrappers.Bidirectional):
-        layer_class.__call__ = _recorded_call_first(layer_class.__call__)
-    base_layer.Layer.add_weight = add_weight_with_tf_keras_defaults(base_layer.Layer.add_weight)
-    base_layer.Layer.add_metric = add_metric_with_aggregation(base_layer.Layer.add_metric)
-    keras.metrics.Metric.add_weight = metric_add_weight_with_tf_keras_arguments(
-        keras.metrics.Metric.add_weight)
+    return __call__
 
 
 def _call_bound(layer, keras_call, inputs, keywords, structured=False):
     """A layer's call on its bound inputs and keyword arguments: eager on values, else
-    recorded (see `install`)."""
+    recorded (see the module)."""
     if eager.is_eager(inputs):
         return _call_eagerly(layer, inputs, keywords)
     training = keywords.get('training')

@@ -1,4 +1,5 @@
-"""tf.keras 2's functional models over Keras 2.3.1's `Network` (`install` puts these on it).
+"""tf.keras 2's functional models over Keras 2.3.1's `Network` (its overrides, in
+`torchk.overrides`, put `run_internal_graph` and `get_config_in_tf_keras_form` on it).
 
 A functional model called on new tensors replays its nodes (`run_internal_graph`). Where
 tf.keras' replay differs from Keras 2.3.1's, one function here:
@@ -10,7 +11,7 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   node's flat outputs.
 - `get_config_in_tf_keras_form`: a node recorded with a `CALL_SPEC` is saved as tf.keras
   saves it (the keyword tensors among the call's arguments), which tf.keras loads, and
-  torchk too (`torchk.saving.dialects` reads it back).
+  torchk too (`torchk.saving.dialects` reads it back; `torchk.call_spec` is the format).
 - `conform_inputs`: the inputs are cast to the dtypes of the model's `Input`s, as tf.keras
   casts them (an eager call on `uint8` images of a model whose `Input` is float32).
 - `unique_output_names`: the outputs of one layer are named `name`, `name_1`, ... as in
@@ -19,12 +20,11 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
 import functools
 
 from keras import backend as K
-from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
+from ... import call_spec
 from ... import structure
-from ...saving import dialects
 from .base_layer import CALL_SPEC, current_training, training_context, unflatten_call
 
 
@@ -126,13 +126,13 @@ def run_internal_graph(self, inputs, masks=None):
 
 def get_config_in_tf_keras_form(keras_get_config):
     """Wraps `Network.get_config`: its nodes recorded with a `CALL_SPEC` as tf.keras writes
-    them (`dialects.tf_keras_node`)."""
+    them (`call_spec.tf_keras_node`)."""
     @functools.wraps(keras_get_config)
     def get_config(self):
         config = keras_get_config(self)
         if self._is_graph_network:
             for layer in config['layers']:
-                layer['inbound_nodes'] = [dialects.tf_keras_node(node)
+                layer['inbound_nodes'] = [call_spec.tf_keras_node(node)
                                           for node in layer['inbound_nodes']]
         return config
     return get_config
@@ -156,15 +156,3 @@ def unique_output_names(keras_init_graph_network):
             names.append(proposal)
         self.output_names = names
     return _init_graph_network
-
-
-def install():
-    """Puts tf.keras' replay (`run_internal_graph`), node form (`get_config`) and output
-    names on Keras 2.3.1's `Network`."""
-    if getattr(network.Network.get_config, '_torchk_tf_keras_nodes', False):
-        return
-    network.Network.run_internal_graph = run_internal_graph
-    network.Network._init_graph_network = unique_output_names(
-        network.Network._init_graph_network)
-    network.Network.get_config = get_config_in_tf_keras_form(network.Network.get_config)
-    network.Network.get_config._torchk_tf_keras_nodes = True

@@ -29,11 +29,10 @@ import torch
 import keras
 from keras import backend as K
 from keras import callbacks as keras_callbacks
-from keras.engine import base_layer
 from keras.utils.generic_utils import Progbar
 
-from ... import keras_compat
 from ...callbacks import TensorBoard
+from ...keras_compat.fixes import input_shapes
 from ...tf import distribute
 from ...tf import tape
 from ...tf import tracing
@@ -191,8 +190,7 @@ class Model(keras.Model):
     def __call__(self, *args, **kwargs):
         if not self._is_graph_network and not self.built:
             if getattr(self, '_torchk_deferred_weights', None) is not None:
-                self.build(keras_compat.input_shapes(args[0] if args
-                                                     else kwargs['inputs']))
+                self.build(input_shapes(args[0] if args else kwargs['inputs']))
             elif type(self).build is Model.build and not isinstance(self, keras.Sequential):
                 self.built = True  # tf.keras builds a subclassed model by calling it
         return super(Model, self).__call__(*args, **kwargs)
@@ -263,7 +261,7 @@ class Model(keras.Model):
         if not isinstance(inputs, dict):
             return super(Model, self)._set_inputs(inputs, outputs, training)
         tensors = {name: value if K.is_tensor(value)
-                   else K.placeholder(shape=keras_compat.input_shapes(value), name=name)
+                   else K.placeholder(shape=input_shapes(value), name=name)
                    for name, value in inputs.items()}
         if outputs is None:
             outputs = (self.call(tensors, training=training) if self._expects_training_arg
@@ -645,16 +643,12 @@ def _losses(layer, keras_losses):
     return eager.layer_losses(layer)
 
 
-def eager_layer_losses():
-    """Gives Keras 2.3.1's `Layer` tf.keras' `losses` (`_losses`), as `Model` has it."""
-    keras_property = base_layer.Layer.losses
-    if getattr(keras_property.fget, '_torchk_eager', False):
-        return
-
+def eager_layer_losses(keras_losses):
+    """Override of Keras 2.3.1's `Layer.losses` (the property's function): tf.keras'
+    (`_losses`), as `Model` has it."""
     def losses(self):
-        return _losses(self, lambda: keras_property.fget(self))
-    losses._torchk_eager = True
-    base_layer.Layer.losses = property(losses)
+        return _losses(self, lambda: keras_losses(self))
+    return losses
 
 
 def _placeholders(shape):

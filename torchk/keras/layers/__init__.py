@@ -12,14 +12,8 @@ from keras.layers.wrappers import Wrapper  # noqa: F401
 from .._facade import reexport
 from . import experimental  # noqa: F401
 from .input_layer import Input  # noqa: F401
-from .convolutional import convolution_through_convolution_op as _convolution_op
-from .normalization import frozen_batch_normalization_infers as _frozen_infers
 from .recurrent import GRU, GRUCell  # noqa: F401
-from .recurrent import nested_structures as _nested_structures
 
-_frozen_infers()
-_nested_structures()
-_convolution_op()
 Convolution1DTranspose = _keras_layers.Conv1DTranspose
 Convolution2DTranspose = _keras_layers.Conv2DTranspose
 Convolution3DTranspose = _keras_layers.Conv3DTranspose

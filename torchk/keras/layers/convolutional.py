@@ -1,8 +1,8 @@
-"""tf.keras 2's convolution layers where they differ from Keras 2.3.1's."""
+"""tf.keras 2's convolution layers where they differ from Keras 2.3.1's: `convolution_op` and
+the `call` through it, which overrides (`torchk.overrides`) give Keras 2.3.1's `_Conv`, the
+base of `Conv1D`, `Conv2D` and `Conv3D` (its `call` runs in the layer's mixed precision
+policy, as every layer's)."""
 from keras import backend as K
-from keras.layers import convolutional
-
-from torchk import mixed_precision
 
 _CONVOLUTIONS = {1: 'conv1d', 2: 'conv2d', 3: 'conv3d'}
 
@@ -35,11 +35,3 @@ def call(self, inputs):
     if self.activation is not None:
         return self.activation(outputs)
     return outputs
-
-
-def convolution_through_convolution_op():
-    """Gives Keras 2.3.1's convolution layers (`Conv1D`, `Conv2D`, `Conv3D`) tf.keras'
-    `convolution_op`, which their call uses (in the layer's mixed precision policy)."""
-    convolutional._Conv.convolution_op = convolution_op
-    convolutional._Conv.call = call
-    mixed_precision.call_in_layer_policy(convolutional._Conv)

@@ -318,20 +318,16 @@ def _reset_nested_states(layer, states):
         K.set_value(variable, value)
 
 
-def nested_structures():
-    """Puts nested structures on Keras 2.3.1's `RNN` (see the module): `__call__`, `call`,
-    `build`, `compute_output_shape`, `compute_mask`, `get_initial_state`, `states`,
-    `reset_states` and `assert_input_compatibility` take the nested path for nested calls
-    and cells, and are Keras 2.3.1's otherwise."""
-    rnn = recurrent.RNN
-    if getattr(rnn.__call__, '_torchk_nested', False):
-        return
-    keras_call, keras_rnn_call = rnn.__call__, rnn.call
-    keras_build, keras_output_shape = rnn.build, rnn.compute_output_shape
-    keras_mask, keras_initial_state = rnn.compute_mask, rnn.get_initial_state
-    keras_states, keras_reset_states = rnn.states, rnn.reset_states
-    keras_assert = rnn.assert_input_compatibility
+def nested_structures(keras_function):
+    """Override of Keras 2.3.1's `RNN.__call__`, `call`, `build`, `compute_output_shape`,
+    `compute_mask`, `get_initial_state`, `states`, `reset_states` and
+    `assert_input_compatibility` (one entry of `torchk.overrides`, the replacement chosen by
+    the wrapped function's name): each takes the nested path for nested calls and cells (see
+    the module) and is Keras 2.3.1's otherwise."""
+    return _NESTED[keras_function.__name__](keras_function)
 
+
+def _nested_dunder_call(keras_call):
     @functools.wraps(keras_call)
     def __call__(self, inputs, initial_state=None, constants=None, **kwargs):
         if CALL_SPEC in kwargs:
@@ -347,64 +343,98 @@ def nested_structures():
             kwargs['constants'] = constants
             self._num_constants = len(constants)
         return call_structured(self, inputs, kwargs)
-    __call__._torchk_nested = True
+    return __call__
 
+
+def _nested_rnn_call(keras_rnn_call):
     def call(self, inputs, mask=None, training=None, initial_state=None, constants=None):
         split = _split_inputs(self, inputs, initial_state, constants)
         if not _is_nested(self, *split):
             return keras_rnn_call(self, inputs, mask=mask, training=training,
                                   initial_state=initial_state, constants=constants)
         return _nested_call(self, split[0], mask, training, split[1], split[2])
-    call.__doc__ = keras_rnn_call.__doc__  # not functools.wraps: it would copy the policy mark
+    call.__doc__ = keras_rnn_call.__doc__
+    # The nested path runs in the layer's policy as the flat one does (Keras' `call`, which
+    # this one calls, is already in it: the policy enters once per layer call).
+    return mixed_precision.in_policy(call)
 
-    def _nested_shape(self, input_shape):
-        shape = _inputs_shape(input_shape)
-        return not _has_keras_sizes(self.cell) or not _is_shape(shape)
 
+def _nested_shape(layer, input_shape):
+    shape = _inputs_shape(input_shape)
+    return not _has_keras_sizes(layer.cell) or not _is_shape(shape)
+
+
+def _nested_build_of(keras_build):
     @functools.wraps(keras_build)
     def build(self, input_shape):
         if _nested_shape(self, input_shape):
             return _nested_build(self, input_shape)
         return keras_build(self, input_shape)
+    return build
 
+
+def _nested_output_shape_of(keras_output_shape):
     @functools.wraps(keras_output_shape)
     def compute_output_shape(self, input_shape):
         if _nested_shape(self, input_shape):
             return _nested_output_shape(self, input_shape)
         return keras_output_shape(self, input_shape)
+    return compute_output_shape
 
+
+def _nested_mask_of(keras_mask):
     @functools.wraps(keras_mask)
     def compute_mask(self, inputs, mask):
         if _is_nested(self, *_split_inputs(self, inputs, None, None)):
             return _nested_mask(self, mask)
         return keras_mask(self, inputs, mask)
+    return compute_mask
 
+
+def _nested_initial_state_of(keras_initial_state):
     @functools.wraps(keras_initial_state)
     def get_initial_state(self, inputs):
         if _is_nested(self, inputs, None, None):
             return _zero_states(self.cell, inputs)
         return keras_initial_state(self, inputs)
+    return get_initial_state
 
+
+def _nested_states_of(keras_states):
+    @functools.wraps(keras_states)
     def states(self):
         if self._states is None and not _has_keras_sizes(self.cell):
             return structure.map_structure(lambda _: None, _state_sizes(self.cell))
-        return keras_states.fget(self)
+        return keras_states(self)
+    return states
 
+
+def _nested_reset_states_of(keras_reset_states):
     @functools.wraps(keras_reset_states)
     def reset_states(self, states=None):
         if not self.stateful or _has_keras_sizes(self.cell):
             return keras_reset_states(self, states)
         return _reset_nested_states(self, states)
+    return reset_states
 
+
+def _nested_assert_of(keras_assert):
     @functools.wraps(keras_assert)
     def assert_input_compatibility(self, inputs):
         if _is_nested(self, *_split_inputs(self, inputs, None, None)):
             return _check_nested_inputs(self, inputs)
         return keras_assert(self, inputs)
+    return assert_input_compatibility
 
-    rnn.__call__, rnn.call, rnn.build = __call__, call, build
-    mixed_precision.call_in_layer_policy(rnn)
-    rnn.compute_output_shape, rnn.compute_mask = compute_output_shape, compute_mask
-    rnn.get_initial_state, rnn.reset_states = get_initial_state, reset_states
-    rnn.states = property(states, keras_states.fset)
-    rnn.assert_input_compatibility = assert_input_compatibility
+
+_NESTED = {
+    '__call__': _nested_dunder_call,
+    'call': _nested_rnn_call,
+    'build': _nested_build_of,
+    'compute_output_shape': _nested_output_shape_of,
+    'compute_mask': _nested_mask_of,
+    'get_initial_state': _nested_initial_state_of,
+    'states': _nested_states_of,
+    'reset_states': _nested_reset_states_of,
+    'assert_input_compatibility': _nested_assert_of,
+}

@@ -75,7 +75,7 @@ def smart_resize(x, size, interpolation='bilinear'):
         A numpy array for numpy input, else a tensor.
     """
     from keras import backend as K
-    from ...layers import preprocessing
+    from ... import image_ops
 
     is_numpy = isinstance(x, np.ndarray)
     images = K.constant(np.asarray(x, dtype='float32')) if is_numpy else x
@@ -85,8 +85,8 @@ def smart_resize(x, size, interpolation='bilinear'):
     if len(images.shape) != 4:
         raise ValueError('smart_resize takes an image (height, width, channels) or a batch '
                          'of them; got shape %s.' % (tuple(images.shape),))
-    resized = preprocessing.smart_resize(images, size[0], size[1], interpolation,
-                                         'smart_resize')
+    resized = image_ops.smart_resize(images, size[0], size[1], interpolation,
+                                     'smart_resize')
     if single:
         resized = resized[0]
     return K.eval(resized) if is_numpy else resized

@@ -16,10 +16,10 @@ import functools
 import numpy as np
 import torch
 
-from .. import core as K
-from .. import graph, image_ops, math_ops
-from . import creation, dtypes
-from .tensors import convert_to_tensor
+from . import config
+from . import core as K
+from . import graph, image_ops, math_ops
+from . import tf_dtypes as dtypes
 
 def _constant_like(value, reference):
     """`value` as a tensor of `reference`'s dtype if it is a list or an array (TF converts
@@ -37,7 +37,7 @@ def _operand(value):
 def _activations():
     """torchk's Keras activations (imported when first used, after Keras, which they use)."""
     import keras  # noqa: F401  (Keras first: importing it registers these activations)
-    from .. import activations
+    from . import activations
     return activations
 
 
@@ -48,13 +48,13 @@ def _keras_activations():
 
 def tensor_of(value):
     """`value` as a tensor unless it is one (or a Keras symbol), by TF's dtype rules
-    (`tensors.convert_to_tensor`); a (nested) list holding tensors is packed into one, as TF
+    (`tf_dtypes.value_to_tensor`); a (nested) list holding tensors is packed into one, as TF
     packs it (`tf.stack`)."""
     if isinstance(value, torch.Tensor) or K.is_tensor(value):
         return value
     if isinstance(value, (list, tuple)) and _holds_tensor(value):
         return K.stack([tensor_of(item) for item in value])
-    return convert_to_tensor(value)
+    return dtypes.value_to_tensor(value)
 
 
 def _holds_tensor(value):
@@ -234,10 +234,9 @@ def _image_resize(images, size, method='bilinear', preserve_aspect_ratio=False,
     if preserve_aspect_ratio or antialias:
         raise ValueError('tf.image.resize with preserve_aspect_ratio or antialias is not '
                          'supported.')
-    from ..layers import preprocessing
-    preprocessing.check_interpolation(method, 'tf.image.resize')
-    return preprocessing.at_image_size(
-        lambda known: preprocessing.resize(known, size[0], size[1], method),
+    image_ops.check_interpolation(method, 'tf.image.resize')
+    return image_ops.at_image_size(
+        lambda known: image_ops.resize(known, size[0], size[1], method),
         K.cast(images, K.floatx()))
 
 
@@ -285,12 +284,24 @@ def _compat_v1_conv2d(input, filter=None, strides=None, padding=None, use_cudnn_
                    data_format=data_format, dilations=dilations)
 
 
+def _eager_range(start, limit=None, delta=1, dtype=None):
+    """Numbers from `start` to `limit` (excluded) by `delta`, as `tf.range`: int32 for ints,
+    float32 if an argument is a float, unless `dtype` is given."""
+    if limit is None:
+        start, limit = 0, start
+    bounds = [b.item() if isinstance(b, torch.Tensor) else b for b in (start, limit, delta)]
+    if dtype is None:
+        dtype = (dtypes.float32 if any(isinstance(b, float) for b in bounds)
+                 else dtypes.int32)
+    return torch.arange(*bounds, dtype=dtypes.torch_dtype(dtype), device=config.device())
+
+
 def _range(start, limit=None, delta=1, dtype=None):
-    """`tf.range`: eager on numbers and tensors (`creation.range`), recorded (`K.arange`)
+    """`tf.range`: eager on numbers and tensors (`_eager_range`), recorded (`K.arange`)
     when a bound is a Keras symbol, as in a model's position embedding."""
     bounds = (start, limit, delta)
     if not any(graph.is_symbol(b) for b in bounds):
-        return creation.range(start, limit, delta, dtype=dtype)
+        return _eager_range(start, limit, delta, dtype=dtype)
     if dtype is None:
         dtype = 'float32' if any(isinstance(b, float) for b in bounds) else 'int32'
     if limit is None:
