@@ -116,9 +116,7 @@ def convert_feed(symbol, value, position, device):
     placeholder's dtype, as a TF session does (`np.asarray(value, dtype)`: floats truncate
     into ints); a value that already has that dtype is not copied."""
     if is_learning_phase(symbol):
-        if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
-            return torch.tensor(bool(value))
-        raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
+        return torch.tensor(learning_phase_feed(value))
     if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
         return sparse_tensor(value, symbol._torch_dtype, device)
     expected_dtype = symbol._torch_dtype
@@ -140,6 +138,17 @@ def convert_feed(symbol, value, position, device):
         host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
         return host.to(device, non_blocking=True)
     return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+def learning_phase_feed(value):
+    """The value fed to the learning phase as a Python bool.
+
+    # Raises
+        TypeError: if `value` is not a scalar.
+    """
+    if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
+        return bool(value)
+    raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
 
 
 def _check_feed_shape(symbol, given_shape, position):
@@ -276,9 +285,9 @@ class Function:
             built = compiled.CompiledProgram(built, self.name)
         return built, [torch.tensor(False) for _ in unfed]
 
-    def _select_program(self, feeds):
-        """Sets `_program` and `_defaults` to the program for these feeds' learning phase."""
-        fed_phase = bool(feeds[self._phase_position])
+    def _select_program(self, fed_phase):
+        """Sets `_program` and `_defaults` to the program for the learning phase `fed_phase`
+        (a bool)."""
         if fed_phase not in self._programs:
             self._programs[fed_phase] = self._build(fed_phase)
         self._program, self._defaults = self._programs[fed_phase]
@@ -286,7 +295,11 @@ class Function:
     def _feed(self, position, value, device):
         """`convert_feed`, skipped for a numpy array of the same dtype, shape and strides as
         the last one fed at `position` when that one became a tensor sharing its memory:
-        checking again would give the same answer, and `torch.from_numpy` the same tensor."""
+        checking again would give the same answer, and `torch.from_numpy` the same tensor.
+        A fed learning phase picks the program specialised on it, which does not read it: it
+        stays a Python bool (no tensor made, no device read)."""
+        if position == self._phase_position:
+            return learning_phase_feed(value)
         if type(value) is np.ndarray and self._accepted[position] == (
                 value.dtype, value.shape, value.strides, device):
             return torch.from_numpy(value)
@@ -327,7 +340,7 @@ class Function:
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
-            self._select_program(feeds)
+            self._select_program(feeds[self._phase_position])
         values = self._run(feeds)
         if self._recorded:
             return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]

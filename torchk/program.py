@@ -392,7 +392,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
             emitter.lines.append('%s(%s)' % (emitter.constant(adam_fusion.apply), ', '.join(
                 ['[%s]' % ', '.join(emitter.destination(w[k]) if k != 1 else
                                     emitter.expression(w[k]) for w in weights)
-                 for k in range(4)] + [emitter.expression(h) for h in hyper])))
+                 for k in range(4)] + [_hyper_parameter(emitter, h) for h in hyper])))
 
     written = fused.written | adam.written
     written_values = {id(value) for v, value in updates if id(v) in written}
@@ -428,6 +428,14 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     program.computes_gradients = bool(grad_nodes)
     program.variables = variables
     return program, placeholders
+
+
+def _hyper_parameter(emitter, value):
+    """The expression of an optimizer hyper-parameter: a variable is passed itself (not an
+    alias made per call), so that its host value can be remembered across calls."""
+    if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
+        return emitter.constant(value)
+    return emitter.expression(value)
 
 
 class _Snapshots:

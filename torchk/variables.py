@@ -246,6 +246,31 @@ def to_numpy(x):
     return x.numpy().copy() if x.device.type == 'cpu' else x.cpu().numpy()
 
 
+def host_scalar(x):
+    """The value of a one-element tensor as a Python number, read from the device only when
+    it may have changed.
+
+    A variable's value is remembered with its memory address and version counter (which
+    every in-place write moves): reading Adam's `beta_1` each step costs no device read.
+
+    # Arguments
+        x: a Python number, or a tensor or variable of one element.
+
+    # Returns
+        A float, int or bool.
+    """
+    if not isinstance(x, torch.Tensor):
+        return x
+    key = (x.data_ptr(), x._version)
+    cached = getattr(x, '_torchk_host_scalar', None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    value = x.detach().item()
+    if isinstance(x, Variable):
+        x._torchk_host_scalar = (key, value)
+    return value
+
+
 def count_params(x):
     """Returns the number of scalars in a variable or tensor, as an int."""
     shape = x.shape

@@ -31,6 +31,7 @@ import torch
 from .. import config
 from .. import graph
 from .. import math_ops
+from .. import variables
 
 _switch = config.PassSwitch('TORCHK_ADAM_FUSION')
 enabled = _switch.enabled
@@ -275,24 +276,50 @@ def _infinite_step(device):
 
 
 def _fused(p, g, m, v):
-    """True if `torch._fused_adam_` computes this weight's update (it reads memory densely)."""
+    """True if `torch._fused_adam_` computes this weight's update: it reads the tensors'
+    memory element by element in one order, so they must be dense with the same strides
+    (the gradient is made so by `_dense_like`)."""
     return (p.device.type in _FUSED_DEVICES and p.dtype in _FUSED_DTYPES and
-            all(x.is_contiguous() and x.device == p.device and x.dtype == p.dtype
-                for x in (p, g, m, v)))
+            _dense(p) and
+            all(x.device == p.device and x.dtype == p.dtype for x in (g, m, v)) and
+            m.stride() == p.stride() and v.stride() == p.stride())
+
+
+def _dense(x):
+    """True if `x`'s elements fill its memory without gaps or overlaps, in any axis order."""
+    expected = 1
+    for stride, size in sorted((t, s) for s, t in zip(x.shape, x.stride()) if s != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _dense_like(g, p):
+    """`g` laid out in memory as `p` is (a copy only when its strides differ)."""
+    if g.stride() == p.stride():
+        return g
+    return torch.empty_like(p).copy_(g)
 
 
 def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
     """Writes Keras' Adam update of every weight into `params`, `ms` and `vs`.
 
+    Nothing is read back from the device: `lr_t` goes to the fused kernel as a tensor, and
+    `beta_1`, `beta_2` (Keras' optimizer variables) are read only when they change
+    (`variables.host_scalar`).
+
     # Arguments
         params, grads, ms, vs: lists of tensors: the weights, their gradients, first and
             second moments.
-        lr_t: the bias-corrected learning rate, `lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`.
-        beta_1, beta_2: the moments' decay rates; epsilon: float.
+        lr_t: the bias-corrected learning rate, `lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`,
+            a 0-d tensor or a number.
+        beta_1, beta_2: the moments' decay rates (numbers or one-element variables);
+            epsilon: float.
     """
-    lr_t, beta_1, beta_2 = (float(x) for x in (lr_t, beta_1, beta_2))
-    grads = [g.contiguous() for g in grads]
+    beta_1, beta_2 = variables.host_scalar(beta_1), variables.host_scalar(beta_2)
     fused = [i for i, weight in enumerate(zip(params, grads, ms, vs)) if _fused(*weight)]
+    grads = [_dense_like(g, params[i]) if i in fused else g for i, g in enumerate(grads)]
     by_device = {}
     for i in fused:
         by_device.setdefault(params[i].device, []).append(i)
@@ -300,8 +327,9 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
         torch._fused_adam_(
             [params[i] for i in indices], [grads[i] for i in indices],
             [ms[i] for i in indices], [vs[i] for i in indices], [],
-            [_infinite_step(device)] * len(indices), lr=lr_t, beta1=beta_1, beta2=beta_2,
-            weight_decay=0., eps=epsilon, amsgrad=False, maximize=False)
+            [_infinite_step(device)] * len(indices), lr=_learning_rate(lr_t, device),
+            beta1=beta_1, beta2=beta_2, weight_decay=0., eps=epsilon, amsgrad=False,
+            maximize=False)
         # the fused kernel leaves version counters alone; readers of the weights (folded
         # inference weights, to_torch's caches) see a write through them
         torch.autograd.graph.increment_version(
@@ -311,3 +339,13 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
         m.mul_(beta_1).add_(g * (1. - beta_1))
         v.mul_(beta_2).add_(g.square().mul_(1. - beta_2))
         p.sub_(m * lr_t / v.sqrt().add_(epsilon))
+
+
+def _learning_rate(lr_t, device):
+    """`lr_t` as `torch._fused_adam_` takes it: a number, or a float32 tensor of `lr_t`'s
+    value on `device` (the kernel reads it on the device: no host read)."""
+    if not isinstance(lr_t, torch.Tensor):
+        return float(lr_t)
+    if lr_t.device != device or lr_t.dtype != torch.float32:
+        lr_t = lr_t.to(device, torch.float32)
+    return lr_t.reshape(())
