@@ -11,7 +11,10 @@ from . import graph
 from . import program
 from . import strings
 from .passes import compiled
+from .passes import feed_checks
 from .passes import folding
+from .passes import identities
+from .passes import zeros
 from .passes import phase
 from .validation import format_shape
 from .variables import Variable, reset_uids, sparse_tensor, to_numpy
@@ -248,9 +251,10 @@ class Function:
             self._phase_position = None
         self._programs = {}
         self._program = self._defaults = None
+        self._checks = ()
         if self._phase_position is None:
             fixed_phase = False if unfed and phase.enabled() else None
-            self._program, self._defaults = self._build(fixed_phase)
+            self._program, self._defaults, self._checks = self._build(fixed_phase)
         self._accepted = [None] * len(self.inputs)
 
     def _unfed_placeholders(self):
@@ -262,7 +266,8 @@ class Function:
     def _build(self, fixed_phase):
         """Compiles the program for a learning phase fixed to `fixed_phase` (None: as fed).
 
-        Returns (program, values of the placeholders it needs that are not fed)."""
+        Returns (program, values of the placeholders it needs that are not fed, checks of
+        the fed values (`passes/feed_checks.py`))."""
         targets = self.outputs + [value for _, value in self.updates]
         if fixed_phase is not None:
             targets = specialise_phase(targets, fixed_phase, self.inputs)
@@ -271,6 +276,9 @@ class Function:
         if not frozen:
             # A program compiled with frozen weights is left unfolded: inductor folds it.
             targets = folding.fold(targets, self.inputs)
+        targets = identities.simplify(targets, self.inputs)
+        targets = zeros.rewrite(targets, self.inputs)
+        targets, checks = feed_checks.hoist(targets, self.inputs)
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
@@ -283,14 +291,14 @@ class Function:
             built = compiled.FrozenProgram(built, self.name)
         elif step:
             built = compiled.CompiledProgram(built, self.name)
-        return built, [torch.tensor(False) for _ in unfed]
+        return built, [torch.tensor(False) for _ in unfed], checks
 
     def _select_program(self, fed_phase):
         """Sets `_program` and `_defaults` to the program for the learning phase `fed_phase`
         (a bool)."""
         if fed_phase not in self._programs:
             self._programs[fed_phase] = self._build(fed_phase)
-        self._program, self._defaults = self._programs[fed_phase]
+        self._program, self._defaults, self._checks = self._programs[fed_phase]
 
     def _feed(self, position, value, device):
         """`convert_feed`, skipped for a numpy array of the same dtype, shape and strides as
@@ -341,6 +349,8 @@ class Function:
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
             self._select_program(feeds[self._phase_position])
+        for check in self._checks:
+            check(inputs[check.position])
         values = self._run(feeds)
         if self._recorded:
             return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]

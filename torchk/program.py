@@ -14,7 +14,8 @@ Nodes that feed a gradient run with autograd recording; everything else runs und
 import torch
 
 from . import graph
-from .passes import adam_fusion, fusion
+from . import variables as _variables
+from .passes import adam_fusion, fusion, host_scalars
 
 GRADIENTS = 'gradients'
 
@@ -163,12 +164,17 @@ def substitute(targets, replacements):
     return rewrite.targets(targets)
 
 
+class _Source(str):
+    """Python source standing for an argument as it is."""
+
+
 class _Emitter:
     """Turns nodes into lines of source, naming every value it refers to."""
 
     def __init__(self):
         self.globals = {'_plain': _plain, '_unaliased': _unaliased,
-                        '_storage_pointers': _storage_pointers, 'torch': torch}
+                        '_storage_pointers': _storage_pointers, 'torch': torch,
+                        '_host_scalar': _variables.host_scalar, '_fill': host_scalars.fill}
         self.lines = []
         self.names = {}
         self._constants = {}
@@ -183,6 +189,8 @@ class _Emitter:
         return self._constants[key]
 
     def expression(self, value):
+        if isinstance(value, _Source):
+            return value
         if graph.is_symbol(value):
             if id(value) in self.names:
                 return self.names[id(value)]
@@ -215,19 +223,30 @@ class _Emitter:
             self.names[id(group)] = name
         self.names[id(node)] = '%s[%d]' % (self.names[id(group)], index)
 
-    def call(self, node, indent, extra_kwargs='', into=None):
+    def call(self, node, indent, extra_kwargs='', into=None, host=None):
         """Emits `node`; `into` is `(torch function, args, destination)` from the fusion
-        pass, emitted as `function(*args, out=destination)`."""
+        pass, emitted as `function(*args, out=destination)`; `host` is the node's host form
+        from the host scalars pass, whose variable arguments are read on the host."""
         name = 'v%d' % self._count
         self._count += 1
         fn = self.constant(node.fn if into is None else into[0])
-        args = ''.join(self.expression(a) + ', ' for a in (node.args if into is None
+        node_args, node_kwargs = node.args, node.kwargs
+        if host is not None:
+            fn = self.constant(host)
+            node_args, node_kwargs = graph._map_structure(self._host_read, (node_args,
+                                                                             node_kwargs))
+        args = ''.join(self.expression(a) + ', ' for a in (node_args if into is None
                                                             else into[1]))
-        kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node.kwargs.items())
+        kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node_kwargs.items())
         if into is not None:
             extra_kwargs = 'out=%s' % self.destination(into[2])
         self.lines.append('%s%s = %s(%s%s%s)' % (indent, name, fn, args, kwargs, extra_kwargs))
         self.names[id(node)] = name
+
+    def _host_read(self, value):
+        if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
+            return _Source('_host_scalar(%s)' % self.constant(value))
+        return value
 
     def destination(self, symbol):
         """The expression of memory to write into: an intermediate, or a variable as a plain
@@ -292,7 +311,7 @@ def unique_updates(updates):
 
 
 def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=False,
-                    variable_arguments=False):
+                    variable_arguments=False, host_variables=True):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -310,6 +329,9 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
             tensor aliases, after the feeds and placeholders, in the order of
             `program.variables`) instead of reading them from the program's globals, so that
             `torch.compile` sees them as graph inputs (`passes/compiled.py`).
+        host_variables: let the host scalars pass (`passes/host_scalars.py`) read 0-d
+            variables on the host (only in programs with `fuse`, whose nodes outside
+            gradients run without autograd; never in a program captured for replay).
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
@@ -351,6 +373,17 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                 torch.nn.Parameter(variable.detach(), requires_grad=False))))
         else:
             emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
+    first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
+    adam = (adam_fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+            if fuse else adam_fusion.Plan())
+    first_nodes = [n for n in first_nodes if id(n) not in adam.skipped]
+    first_ids = {id(n) for n in first_nodes}
+    host = host_scalars.plan(
+        first_nodes + [n for n in metric_nodes if id(n) not in first_ids], recorded,
+        [o for o in outputs if graph.is_symbol(o)],
+        [(v, value) for v, value in updates if id(v) not in adam.written],
+        [hyper[0] for hyper, _ in adam.groups],
+        variables_on_host=host_variables and fuse and not frozen and not variable_arguments)
     recorded_splits = _column_splits([n for n in first_nodes if id(n) in recorded])
     for node in first_nodes:
         if id(node) in recorded_splits:
@@ -358,16 +391,16 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
         elif id(node) in recorded:
             second_order = node.kind == GRADIENTS
             emitter.call(node, indent,
-                         'create_graph=True' if second_order else '')
-    first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
-    adam = (adam_fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
-            if fuse else adam_fusion.Plan())
-    first_nodes = [n for n in first_nodes if id(n) not in adam.skipped]
-    fused = (fusion.plan(first_nodes, recorded, metric_nodes, first_outputs + adam.reads,
-                         [(v, value) for v, value in updates if id(v) not in adam.written])
+                         'create_graph=True' if second_order else '',
+                         host=host.calls.get(id(node)))
+    device_nodes = [n for n in first_nodes if id(n) not in host.calls]
+    fused = (fusion.plan(device_nodes, recorded, metric_nodes, first_outputs + adam.reads,
+                         [(v, value) for v, value in updates
+                          if id(v) not in adam.written and not host.hosted(value)],
+                         numbers=host.hosted)
              if fuse else fusion.Plan())
     updated = {id(variable) for variable, _ in updates}
-    snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
+    snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated), host)
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
     # Gradients taken one after another (a recorded step's tape asked several times) keep
     # the autograd graph for the next; the last frees it.
@@ -382,7 +415,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                 for target in first_outputs:
                     snapshots.take(target)
             emitter.call(node, '', 'retain_graph=True' if id(node) in retained else '',
-                         into=fused.into.get(id(node)))
+                         into=fused.into.get(id(node)), host=host.calls.get(id(node)))
     if adam.groups:
         # Outputs and update values computed so far keep their pre-update values.
         for target in first_outputs + [value for v, value in updates if id(v) not in
@@ -404,13 +437,16 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
         emitter.lines.append('u%d = %s' % (i, snapshots.values[id(value)]))
     for i, (variable, value) in enumerate(pending):
         target = emitter.names[id(variable)] if variable_arguments else emitter.constant(variable)
-        emitter.lines.append('%s.copy_(u%d)' % (target, i))
+        if host.hosted(value):
+            emitter.lines.append('_fill(%s, u%d)' % (target, i))
+        else:
+            emitter.lines.append('%s.copy_(u%d)' % (target, i))
     first_values = snapshots.values
 
     stale = _stale_after_updates(metric_nodes, updated)
     for node in metric_nodes:
         if id(node) in stale or id(node) not in emitter.names:
-            emitter.call(node, '')
+            emitter.call(node, '', host=host.calls.get(id(node)))
     results = [emitter.expression(o) if m or not graph.is_symbol(o) else first_values[id(o)]
                for o, m in zip(outputs, metric_flags)]
     emitter.lines.append('return [%s]' % ', '.join(results))
@@ -443,8 +479,9 @@ class _Snapshots:
     a variable is cloned, a value that may be a view of an updated variable is copied if it
     shares its memory. `values` maps a target's id to the expression of its value."""
 
-    def __init__(self, emitter, updates, reads_updated):
+    def __init__(self, emitter, updates, reads_updated, host):
         self.emitter = emitter
+        self.host = host
         self.updates = updates
         self.updated = {id(variable) for variable, _ in updates}
         self.reads_updated = reads_updated
@@ -459,6 +496,10 @@ class _Snapshots:
         if graph.is_symbol(target) and not self._computed(target):
             return
         expression = emitter.expression(target)
+        if self.host.hosted(target):
+            # a Python number: the updates cannot change it
+            self.values[id(target)] = expression
+            return
         if id(target) in self.updated:
             # A variable read as an output or update value keeps its pre-update value.
             name = 'r%d' % len(self.values)

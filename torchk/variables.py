@@ -271,6 +271,12 @@ def host_scalar(x):
     return value
 
 
+def remember_host_scalar(variable, value):
+    """Makes `host_scalar(variable)` return `value` (a Python number `variable` now holds,
+    just written by the caller) until the variable changes again."""
+    variable._torchk_host_scalar = ((variable.data_ptr(), variable._version), value)
+
+
 def count_params(x):
     """Returns the number of scalars in a variable or tensor, as an int."""
     shape = x.shape

@@ -30,6 +30,7 @@ import torch
 
 from .. import config
 from .. import graph
+from .. import loss_scaling
 from .. import math_ops
 from .. import variables
 
@@ -38,6 +39,7 @@ enabled = _switch.enabled
 set_enabled = _switch.set_enabled
 
 _SQRT = math_ops.sqrt.__wrapped__
+_UNLESS_OVERFLOW = loss_scaling.unless_overflow.__wrapped__
 _SQUARE = math_ops.square.__wrapped__
 _FUSED_DEVICES = ('cpu', 'cuda')
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -75,7 +77,10 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
     result = Plan()
     if not enabled():
         return result
-    new_values = {id(variable): value for variable, value in updates}
+    # A loss-scaled step guards each update (`loss_scaling.unless_overflow`): the chains are
+    # matched on the guarded values, and the guard's flag goes to the fused kernel.
+    guards = {id(variable): _guard(variable, value) for variable, value in updates}
+    new_values = {id(variable): guards[id(variable)][1] for variable, _ in updates}
     variables = {id(variable): variable for variable, _ in updates}
     # reads of each node's results: by nodes, as outputs, as update values
     readers = {}
@@ -86,7 +91,8 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
             readers[key] = readers.get(key, 0) + 1
     groups = {}
     claimed = set()
-    for p, p_t in updates:
+    for p, guarded in updates:
+        p_t = new_values[id(p)]
         chain = _match(p, p_t, new_values, variables)
         if chain is None:
             continue
@@ -94,21 +100,35 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
         written = {id(p), id(m), id(v)}
         if claimed & written or len(written) < 3 or id(g) in written:
             continue
-        if not _private(nodes, (m_t, v_t, p_t), readers, recorded):
+        overflow, wrappers = guards[id(p)][0], [guards[id(w)][2] for w in (p, m, v)]
+        if any(guards[id(w)][0] is not overflow for w in (m, v)):
+            continue
+        nodes = nodes + [w for w in wrappers if w is not None]
+        if not _private(nodes, tuple(guards[id(w)][3] for w in (m, v, p)), readers,
+                        recorded):
             continue
         if not _fusable_layout(p, g, m, v, lr_t, beta_1, beta_2):
             continue
         claimed.update(written)
-        key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon)
+        key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon, id(overflow))
         if key not in groups:
-            groups[key] = ((lr_t, beta_1, beta_2, epsilon), [])
+            groups[key] = ((lr_t, beta_1, beta_2, epsilon, overflow), [])
         groups[key][1].append((p, g, m, v))
         result.skipped.update(id(n) for n in nodes)
         result.written.update((id(p), id(m), id(v)))
-        result.reads += [s for s in (g, lr_t, beta_1, beta_2) if graph.is_symbol(s)]
+        result.reads += [s for s in (g, lr_t, beta_1, beta_2, overflow) if graph.is_symbol(s)]
     result.groups = list(groups.values())
     _skip_dead(first_nodes, result, outputs, updates, metric_nodes)
     return result
+
+
+def _guard(variable, value):
+    """`(overflow, guarded value, guard node, value)` when `value` is
+    `unless_overflow(overflow, guarded value, variable)`, else `(None, value, None, value)`."""
+    node = _node(value, _UNLESS_OVERFLOW)
+    if node is None or len(node.args) != 3 or node.args[2] is not variable:
+        return None, value, None, value
+    return node.args[0], node.args[1], node, value
 
 
 def _key(value):
@@ -282,7 +302,13 @@ def _fused(p, g, m, v):
     return (p.device.type in _FUSED_DEVICES and p.dtype in _FUSED_DTYPES and
             _dense(p) and
             all(x.device == p.device and x.dtype == p.dtype for x in (g, m, v)) and
-            m.stride() == p.stride() and v.stride() == p.stride())
+            _same_strides(m, p) and _same_strides(v, p))
+
+
+def _same_strides(x, y):
+    """True if `x` and `y` (of one shape) lay their elements out alike (the stride of an
+    axis of size 1 does not matter)."""
+    return all(a == b for size, a, b in zip(x.shape, x.stride(), y.stride()) if size != 1)
 
 
 def _dense(x):
@@ -297,12 +323,12 @@ def _dense(x):
 
 def _dense_like(g, p):
     """`g` laid out in memory as `p` is (a copy only when its strides differ)."""
-    if g.stride() == p.stride():
+    if _same_strides(g, p):
         return g
     return torch.empty_like(p).copy_(g)
 
 
-def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
+def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon, overflow=None):
     """Writes Keras' Adam update of every weight into `params`, `ms` and `vs`.
 
     Nothing is read back from the device: `lr_t` goes to the fused kernel as a tensor, and
@@ -316,6 +342,8 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
             a 0-d tensor or a number.
         beta_1, beta_2: the moments' decay rates (numbers or one-element variables);
             epsilon: float.
+        overflow: None, or a loss-scaled step's 0-d float32 flag: where it is set, nothing
+            is written (the fused kernel reads it on the device).
     """
     beta_1, beta_2 = variables.host_scalar(beta_1), variables.host_scalar(beta_2)
     fused = [i for i, weight in enumerate(zip(params, grads, ms, vs)) if _fused(*weight)]
@@ -329,16 +357,19 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
             [ms[i] for i in indices], [vs[i] for i in indices], [],
             [_infinite_step(device)] * len(indices), lr=_learning_rate(lr_t, device),
             beta1=beta_1, beta2=beta_2, weight_decay=0., eps=epsilon, amsgrad=False,
-            maximize=False)
+            maximize=False, found_inf=overflow)
         # the fused kernel leaves version counters alone; readers of the weights (folded
         # inference weights, to_torch's caches) see a write through them
         torch.autograd.graph.increment_version(
             [t for i in indices for t in (params[i], ms[i], vs[i])])
     for i in sorted(set(range(len(params))) - set(fused)):
         p, g, m, v = params[i], grads[i], ms[i], vs[i]
-        m.mul_(beta_1).add_(g * (1. - beta_1))
-        v.mul_(beta_2).add_(g.square().mul_(1. - beta_2))
-        p.sub_(m * lr_t / v.sqrt().add_(epsilon))
+        m_t = m * beta_1 + g * (1. - beta_1)
+        v_t = v * beta_2 + g.square() * (1. - beta_2)
+        p_t = p - m_t * lr_t / (v_t.sqrt() + epsilon)
+        for target, value in ((m, m_t), (v, v_t), (p, p_t)):
+            target.copy_(value if overflow is None else
+                         torch.where(overflow.to(torch.bool), target, value))
 
 
 def _learning_rate(lr_t, device):
