@@ -11,6 +11,7 @@ from . import graph
 from . import program
 from . import strings
 from .passes import compiled
+from .passes import device_graphs
 from .passes import feed_checks
 from .passes import folding
 from .passes import identities
@@ -284,13 +285,18 @@ class Function:
                    zip(self.updates, targets[len(self.outputs):])]
         # A whole-step compile plans its own memory: it gets no `out=` destinations.
         step = compiled.enabled()
+        captured = not step and not frozen and device_graphs.applies(config.device())
         built, unfed = program.compile_program(self.inputs, outputs, updates,
                                                self._metric_flags, fuse=not step,
-                                               frozen=frozen, variable_arguments=step)
+                                               frozen=frozen, variable_arguments=step,
+                                               host_variables=not captured)
         if frozen:
             built = compiled.FrozenProgram(built, self.name)
         elif step:
             built = compiled.CompiledProgram(built, self.name)
+        elif captured:
+            built = device_graphs.CapturedProgram(built, self.name,
+                                                  copy_outputs=self._recorded)
         return built, [torch.tensor(False) for _ in unfed], checks
 
     def _select_program(self, fed_phase):

@@ -463,6 +463,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     program.source = source
     program.computes_gradients = bool(grad_nodes)
     program.variables = variables
+    program.written = [variable for variable, _ in updates]
     return program, placeholders
 
 

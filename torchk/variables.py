@@ -261,6 +261,8 @@ def host_scalar(x):
     """
     if not isinstance(x, torch.Tensor):
         return x
+    for reads in _HOST_READ_RECORDS:
+        reads.append(x)
     key = (x.data_ptr(), x._version)
     cached = getattr(x, '_torchk_host_scalar', None)
     if cached is not None and cached[0] == key:
@@ -269,6 +271,20 @@ def host_scalar(x):
     if isinstance(x, Variable):
         x._torchk_host_scalar = (key, value)
     return value
+
+
+_HOST_READ_RECORDS = []
+
+
+@contextlib.contextmanager
+def recording_host_reads():
+    """Collects, into the list it yields, the tensors `host_scalar` reads in the block."""
+    reads = []
+    _HOST_READ_RECORDS.append(reads)
+    try:
+        yield reads
+    finally:
+        _HOST_READ_RECORDS.remove(reads)
 
 
 def remember_host_scalar(variable, value):
