@@ -11,13 +11,28 @@ dispatch. The order of a call follows Keras' contract (KERAS2_CONTRACT.md §3.3)
 Nodes that feed a gradient run with autograd recording; everything else runs under
 `torch.no_grad()`.
 """
+import inspect
+import operator
+
 import torch
 
 from . import graph
+from . import math_ops
+from . import nn_ops
 from . import variables as _variables
 from .passes import adam_fusion, fusion, host_scalars
 
 GRADIENTS = 'gradients'
+# Functions (as nodes hold them) whose result is always a new tensor, never a view of an
+# argument or an argument itself.
+FRESH_RESULTS = frozenset([
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+    operator.pow, operator.neg, operator.matmul, math_ops._linear] + [inspect.unwrap(op) for op in (
+        math_ops.sum, math_ops.mean, math_ops.dot, math_ops.square, math_ops.sqrt,
+        math_ops.exp, math_ops.log, math_ops.pow, math_ops.maximum, math_ops.minimum,
+        nn_ops.categorical_crossentropy, nn_ops.sparse_categorical_crossentropy,
+        nn_ops.binary_crossentropy, nn_ops.softmax, nn_ops.sigmoid, nn_ops.tanh,
+        nn_ops.relu)])
 
 
 def _storage_pointers(variables):
@@ -177,6 +192,7 @@ class _Emitter:
                         '_host_scalar': _variables.host_scalar, '_fill': host_scalars.fill}
         self.lines = []
         self.names = {}
+        self.lazy = {}
         self._constants = {}
         self._count = 0
 
@@ -194,6 +210,8 @@ class _Emitter:
         if graph.is_symbol(value):
             if id(value) in self.names:
                 return self.names[id(value)]
+            if id(value) in self.lazy:
+                return '_plain(%s)' % self.constant(value)
             node = getattr(value, 'node', None)
             base = self.names[id(node)]
             return base + ''.join('[%d]' % i for i in value.path)
@@ -231,7 +249,9 @@ class _Emitter:
         self._count += 1
         fn = self.constant(node.fn if into is None else into[0])
         node_args, node_kwargs = node.args, node.kwargs
-        if host is not None:
+        if host is None:
+            self.alias(node.inputs, indent)
+        else:
             fn = self.constant(host)
             node_args, node_kwargs = graph._map_structure(self._host_read, (node_args,
                                                                              node_kwargs))
@@ -242,6 +262,15 @@ class _Emitter:
             extra_kwargs = 'out=%s' % self.destination(into[2])
         self.lines.append('%s%s = %s(%s%s%s)' % (indent, name, fn, args, kwargs, extra_kwargs))
         self.names[id(node)] = name
+
+    def alias(self, symbols, indent):
+        """Emits, once, the plain tensor alias of each variable among `symbols` that is
+        aliased lazily (see `lazy`): only variables a line reads as tensors get one."""
+        for symbol in symbols:
+            found = self.lazy.get(id(symbol))
+            if found is not None and id(symbol) not in self.names:
+                self.lines.append('%s%s = _plain(%s)' % (indent, found, self.constant(symbol)))
+                self.names[id(symbol)] = found
 
     def _host_read(self, value):
         if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
@@ -355,7 +384,11 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     emitter = _Emitter()
     emitter.names.update(fed)
     emitter.names.update((id(s), 'l%d' % i) for i, s in enumerate(placeholders))
-    emitter.names.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
+    if frozen or variable_arguments:
+        emitter.names.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
+    else:
+        # aliases made per call cost a few microseconds each: only for variables read
+        emitter.lazy.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
 
     grad_nodes = [n for n in first_nodes if n.kind == GRADIENTS]
     recorded = _needed_by_gradients(grad_nodes, fed)
@@ -366,13 +399,9 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     if recorded:
         emitter.lines.append('with torch.enable_grad():')
     for i, variable in enumerate(variables):
-        if variable_arguments:
-            continue
         if frozen:
             emitter.lines.append('%sw%d = %s' % (indent, i, emitter.constant(
                 torch.nn.Parameter(variable.detach(), requires_grad=False))))
-        else:
-            emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
     first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
     adam = (adam_fusion.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
             if fuse else adam_fusion.Plan())
@@ -400,7 +429,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                          numbers=host.hosted)
              if fuse else fusion.Plan())
     updated = {id(variable) for variable, _ in updates}
-    snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated), host)
+    snapshots = _Snapshots(emitter, updates, _may_alias(first_nodes, updated), host)
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
     # Gradients taken one after another (a recorded step's tape asked several times) keep
     # the autograd graph for the next; the last frees it.
@@ -423,7 +452,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
             snapshots.take(target)
         for hyper, weights in adam.groups:
             emitter.lines.append('%s(%s)' % (emitter.constant(adam_fusion.apply), ', '.join(
-                ['[%s]' % ', '.join(emitter.destination(w[k]) if k != 1 else
+                ['[%s]' % ', '.join(_variable_reference(emitter, w[k]) if k != 1 else
                                     emitter.expression(w[k]) for w in weights)
                  for k in range(4)] + [_hyper_parameter(emitter, h) for h in hyper])))
 
@@ -465,6 +494,13 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
     program.variables = variables
     program.written = [variable for variable, _ in updates]
     return program, placeholders
+
+
+def _variable_reference(emitter, variable):
+    """A variable for a torch function (`adam_fusion.apply`, which writes it in place; the
+    storage pointers of updated variables): its alias if the program made one, else the
+    variable itself (torch functions take it as it is)."""
+    return emitter.names.get(id(variable)) or emitter.constant(variable)
 
 
 def _hyper_parameter(emitter, value):
@@ -509,7 +545,7 @@ class _Snapshots:
         elif getattr(target, 'node', None) is not None and id(target.node) in self.reads_updated:
             # Views of an updated variable (identity, slices, reshapes) must not change.
             if not self._pointers:
-                names = ', '.join(emitter.destination(v) for v, _ in self.updates)
+                names = ', '.join(_variable_reference(emitter, v) for v, _ in self.updates)
                 emitter.lines.append('pointers = _storage_pointers((%s,))' % names)
                 self._pointers = True
             name = 'r%d' % len(self.values)
@@ -520,7 +556,23 @@ class _Snapshots:
     def _computed(self, target):
         names = self.emitter.names
         node = getattr(target, 'node', None)
-        return id(target) in names or (node is not None and id(node) in names)
+        return (id(target) in names or id(target) in self.emitter.lazy
+                or (node is not None and id(node) in names))
+
+
+def _may_alias(nodes, updated):
+    """Ids of the nodes (in topological order) whose result may share memory with an updated
+    variable: those reading one, or such a result, unless their function always makes a new
+    tensor (`FRESH_RESULTS`)."""
+    found = set()
+    for node in nodes:
+        if node.fn in FRESH_RESULTS:
+            continue
+        if any(id(item) in updated or (isinstance(item, graph.KerasTensor) and
+                                        item.node is not None and id(item.node) in found)
+               for item in node.inputs):
+            found.add(id(node))
+    return found
 
 
 def _stale_after_updates(nodes, updated):

@@ -363,7 +363,9 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon, overflow=None):
         torch.autograd.graph.increment_version(
             [t for i in indices for t in (params[i], ms[i], vs[i])])
     for i in sorted(set(range(len(params))) - set(fused)):
-        p, g, m, v = params[i], grads[i], ms[i], vs[i]
+        # Python operators of variables record graph ops: the fallback computes on aliases
+        p, m, v = (t.as_subclass(torch.Tensor) for t in (params[i], ms[i], vs[i]))
+        g = grads[i]
         m_t = m * beta_1 + g * (1. - beta_1)
         v_t = v * beta_2 + g.square() * (1. - beta_2)
         p_t = p - m_t * lr_t / (v_t.sqrt() + epsilon)
