@@ -249,7 +249,10 @@ class _Emitter:
         self._count += 1
         fn = self.constant(node.fn if into is None else into[0])
         node_args, node_kwargs = node.args, node.kwargs
-        if host is None:
+        if getattr(node.fn, 'takes_variables', False):
+            node_args, node_kwargs = graph._map_structure(self._variable_itself,
+                                                          (node_args, node_kwargs))
+        elif host is None:
             self.alias(node.inputs, indent)
         else:
             fn = self.constant(host)
@@ -271,6 +274,11 @@ class _Emitter:
             if found is not None and id(symbol) not in self.names:
                 self.lines.append('%s%s = _plain(%s)' % (indent, found, self.constant(symbol)))
                 self.names[id(symbol)] = found
+
+    def _variable_itself(self, value):
+        if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
+            return _Source(self.constant(value))
+        return value
 
     def _host_read(self, value):
         if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
@@ -451,7 +459,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
                                        adam.written and id(v) not in fused.written]:
             snapshots.take(target)
         for hyper, weights in adam.groups:
-            emitter.lines.append('%s(%s)' % (emitter.constant(adam_fusion.apply), ', '.join(
+            emitter.lines.append('%s(%s)' % (emitter.constant(adam_fusion.Update()), ', '.join(
                 ['[%s]' % ', '.join(_variable_reference(emitter, w[k]) if k != 1 else
                                     emitter.expression(w[k]) for w in weights)
                  for k in range(4)] + [_hyper_parameter(emitter, h) for h in hyper])))
@@ -497,7 +505,7 @@ def compile_program(inputs, outputs, updates, metric_flags, fuse=False, frozen=F
 
 
 def _variable_reference(emitter, variable):
-    """A variable for a torch function (`adam_fusion.apply`, which writes it in place; the
+    """A variable for a torch function (`adam_fusion.Update`, which writes it in place; the
     storage pointers of updated variables): its alias if the program made one, else the
     variable itself (torch functions take it as it is)."""
     return emitter.names.get(id(variable)) or emitter.constant(variable)

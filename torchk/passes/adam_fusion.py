@@ -10,7 +10,7 @@ with `K.update` of `m`, `v` and `p`: a dozen element-wise passes over weight-siz
 twice the memory traffic of `torch.optim.Adam` and four times that of torch's fused Adam
 kernel (on an Embedding(20000, 128), 25 ms against 11 and 3.6 on one CPU thread). This pass
 finds these chains among the nodes that run without autograd and replaces each group of
-them sharing `lr_t`, `beta_1`, `beta_2` and `epsilon` with one call of `apply`, which
+them sharing `lr_t`, `beta_1`, `beta_2` and `epsilon` with one call of an `Update`, which
 writes the three new values into the variables with `torch._fused_adam_` (one pass; the
 bias correction Keras folds into `lr_t` is turned off by a step count of infinity) or,
 where that kernel does not apply, with in-place torch ops. Same formula: values agree with
@@ -49,7 +49,7 @@ class Plan:
     """What the pass decided for one program.
 
     `groups` lists `(hyper, weights)`: `hyper` is `(lr_t, beta_1, beta_2, epsilon)` and
-    `weights` a list of `(p, g, m, v)`, updated by one `apply` call. `skipped` holds the ids
+    `weights` a list of `(p, g, m, v)`, updated by one `Update` call. `skipped` holds the ids
     of the nodes the calls replace (not emitted); `written` the ids of the variables the
     calls update; `reads` the symbols the calls read, which must stay intact until they run.
     """
@@ -62,7 +62,7 @@ class Plan:
 
 
 def plan(first_nodes, recorded, metric_nodes, outputs, updates):
-    """Finds the Adam chains of `updates` that one `apply` call may replace.
+    """Finds the Adam chains of `updates` that one `Update` call may replace.
 
     # Arguments
         first_nodes: nodes computed before the updates, in topological order.
@@ -322,20 +322,21 @@ def _dense(x):
 
 
 def _dense_like(g, p):
-    """`g` laid out in memory as `p` is (a copy only when its strides differ)."""
-    if _same_strides(g, p):
-        return g
+    """`g` laid out in memory as `p` is."""
     return torch.empty_like(p).copy_(g)
 
 
-def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon, overflow=None):
-    """Writes Keras' Adam update of every weight into `params`, `ms` and `vs`.
+class Update:
+    """One program's call site of the fused update: `Update()(params, grads, ...)` writes
+    Keras' Adam update of every weight into `params`, `ms` and `vs`.
 
     Nothing is read back from the device: `lr_t` goes to the fused kernel as a tensor, and
     `beta_1`, `beta_2` (Keras' optimizer variables) are read only when they change
-    (`variables.host_scalar`).
+    (`variables.host_scalar`). Which weights the fused kernel takes depends on their layout
+    and their gradients' strides, which a program keeps from call to call: it is decided
+    again only when a gradient's strides change.
 
-    # Arguments
+    # Arguments (of a call)
         params, grads, ms, vs: lists of tensors: the weights, their gradients, first and
             second moments.
         lr_t: the bias-corrected learning rate, `lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`,
@@ -345,33 +346,56 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon, overflow=None):
         overflow: None, or a loss-scaled step's 0-d float32 flag: where it is set, nothing
             is written (the fused kernel reads it on the device).
     """
-    beta_1, beta_2 = variables.host_scalar(beta_1), variables.host_scalar(beta_2)
+
+    def __init__(self):
+        self._strides = None
+        self._plan = None
+
+    def __call__(self, params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon, overflow=None):
+        beta_1, beta_2 = variables.host_scalar(beta_1), variables.host_scalar(beta_2)
+        strides = [g.stride() for g in grads]
+        if strides != self._strides:
+            self._strides, self._plan = strides, _plan_update(params, grads, ms, vs)
+        groups, copied, unfused = self._plan
+        for i in copied:
+            grads[i] = _dense_like(grads[i], params[i])
+        for device, indices in groups:
+            torch._fused_adam_(
+                [params[i] for i in indices], [grads[i] for i in indices],
+                [ms[i] for i in indices], [vs[i] for i in indices], [],
+                [_infinite_step(device)] * len(indices), lr=_learning_rate(lr_t, device),
+                beta1=beta_1, beta2=beta_2, weight_decay=0., eps=epsilon, amsgrad=False,
+                maximize=False, found_inf=overflow)
+            # the fused kernel leaves version counters alone; readers of the weights
+            # (folded inference weights, to_torch's caches) see a write through them
+            torch.autograd.graph.increment_version(
+                [t for i in indices for t in (params[i], ms[i], vs[i])])
+        for i in unfused:
+            _unfused_update(params[i], grads[i], ms[i], vs[i], lr_t, beta_1, beta_2, epsilon,
+                            overflow)
+
+
+def _plan_update(params, grads, ms, vs):
+    """`(groups, copied, unfused)`: the fused kernel's calls as `(device, weight indices)`,
+    the gradients to lay out as their weights first, and the weights updated op by op."""
     fused = [i for i, weight in enumerate(zip(params, grads, ms, vs)) if _fused(*weight)]
-    grads = [_dense_like(g, params[i]) if i in fused else g for i, g in enumerate(grads)]
     by_device = {}
     for i in fused:
         by_device.setdefault(params[i].device, []).append(i)
-    for device, indices in by_device.items():
-        torch._fused_adam_(
-            [params[i] for i in indices], [grads[i] for i in indices],
-            [ms[i] for i in indices], [vs[i] for i in indices], [],
-            [_infinite_step(device)] * len(indices), lr=_learning_rate(lr_t, device),
-            beta1=beta_1, beta2=beta_2, weight_decay=0., eps=epsilon, amsgrad=False,
-            maximize=False, found_inf=overflow)
-        # the fused kernel leaves version counters alone; readers of the weights (folded
-        # inference weights, to_torch's caches) see a write through them
-        torch.autograd.graph.increment_version(
-            [t for i in indices for t in (params[i], ms[i], vs[i])])
-    for i in sorted(set(range(len(params))) - set(fused)):
-        # Python operators of variables record graph ops: the fallback computes on aliases
-        p, m, v = (t.as_subclass(torch.Tensor) for t in (params[i], ms[i], vs[i]))
-        g = grads[i]
-        m_t = m * beta_1 + g * (1. - beta_1)
-        v_t = v * beta_2 + g.square() * (1. - beta_2)
-        p_t = p - m_t * lr_t / (v_t.sqrt() + epsilon)
-        for target, value in ((m, m_t), (v, v_t), (p, p_t)):
-            target.copy_(value if overflow is None else
-                         torch.where(overflow.to(torch.bool), target, value))
+    copied = [i for i in fused if not _same_strides(grads[i], params[i])]
+    unfused = sorted(set(range(len(params))) - set(fused))
+    return list(by_device.items()), copied, unfused
+
+
+def _unfused_update(p, g, m, v, lr_t, beta_1, beta_2, epsilon, overflow):
+    # Python operators of variables record graph ops: this computes on aliases
+    p, m, v = (t.as_subclass(torch.Tensor) for t in (p, m, v))
+    m_t = m * beta_1 + g * (1. - beta_1)
+    v_t = v * beta_2 + g.square() * (1. - beta_2)
+    p_t = p - m_t * lr_t / (v_t.sqrt() + epsilon)
+    for target, value in ((m, m_t), (v, v_t), (p, p_t)):
+        target.copy_(value if overflow is None else
+                     torch.where(overflow.to(torch.bool), target, value))
 
 
 def _learning_rate(lr_t, device):

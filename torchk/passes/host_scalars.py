@@ -28,8 +28,8 @@ afterwards.
 """
 import math
 import operator
+import struct
 
-import numpy as np
 import torch
 
 from .. import array_ops
@@ -106,13 +106,19 @@ _HOST = {
 _SHAPE_READERS = (array_ops._shape.__wrapped__, array_ops._size.__wrapped__)
 
 
+_FLOAT32 = struct.Struct('f')
+
+
 def _round(value, dtype):
     """`value` (a Python number) as a value of `dtype` holds it."""
+    if dtype is torch.float32:
+        try:
+            return _FLOAT32.unpack(_FLOAT32.pack(value))[0]
+        except OverflowError:
+            return math.copysign(math.inf, value)
     if dtype is torch.bool:
         return bool(value)
-    if dtype.is_floating_point:
-        return float(np.float32(value)) if dtype is torch.float32 else float(value)
-    return int(value)
+    return float(value) if dtype.is_floating_point else int(value)
 
 
 class _HostCall:
