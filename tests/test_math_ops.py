@@ -107,6 +107,39 @@ def test_dot_sparse():
     assert_allclose(_np(result), dense.dot(y), rtol=1e-10)
 
 
+def _dense_graph(x_shape, bias_add):
+    """`bias_add(dot(x, kernel), bias)` and the gradients of a weighted sum of it."""
+    rng = np.random.RandomState(1)
+    x = K.placeholder(shape=(None,) + x_shape[1:])
+    kernel = K.variable(rng.randn(x_shape[-1], 5))
+    bias = K.variable(rng.randn(5))
+    y = bias_add(K.dot(x, kernel), bias)
+    loss = K.sum(y * K.constant(rng.randn(*x_shape[1:-1], 5)))
+    return K.function([x], [y] + K.gradients(loss, [x, kernel, bias])), y
+
+
+@pytest.mark.parametrize('x_shape', [(4, 3), (2, 6, 3)])
+def test_bias_add_of_a_dense_product_is_one_linear_with_the_same_values(x_shape):
+    folded, y = _dense_graph(x_shape, K.bias_add)
+    assert y.node.fn is M._linear
+    unfolded, y = _dense_graph(x_shape, K.bias_add.__wrapped__)
+    assert y.node.fn is not M._linear
+    x = RNG.randn(*x_shape).astype('float32')
+    for got, expected in zip(folded([x]), unfolded([x])):
+        assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_bias_add_folds_only_a_matching_dense_bias():
+    x = K.placeholder(shape=(None, 4, 3))
+    y = K.dot(x, K.variable(RNG.randn(3, 4)))
+    assert K.bias_add(y, K.variable(RNG.randn(4))).node.fn is M._linear
+    assert K.bias_add(y, K.variable(RNG.randn(4, 4))).node.fn is not M._linear
+    assert K.bias_add(y, K.variable(RNG.randn(4), dtype='float64')).node.fn is not M._linear
+    assert K.bias_add(y * 2, K.variable(RNG.randn(4))).node.fn is not M._linear
+    # channels_first adds a 1D bias of a rank-3 input on axis 1
+    assert K.bias_add(y, K.variable(RNG.randn(4)), 'channels_first').node.fn is not M._linear
+
+
 def test_dot_mismatch_raises():
     with pytest.raises(ValueError, match=r'x.shape\[-1\] \(3\) != y.shape\[0\] \(4\)'):
         M.dot(torch.ones(2, 3), torch.ones(4, 5))

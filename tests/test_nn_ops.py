@@ -257,6 +257,70 @@ def test_categorical_crossentropy_from_logits_is_not_clipped():
     assert_allclose(K.categorical_crossentropy(target, logits, from_logits=True).numpy(), [40.])
 
 
+def _log_softmax(z, axis):
+    return z - np.log(np.sum(np.exp(z - z.max(axis, keepdims=True)), axis, keepdims=True)) \
+        - z.max(axis, keepdims=True)
+
+
+def _symbolic(fn, values):
+    """`fn` of placeholders for `values` (numpy arrays), run by a `K.function`."""
+    from torchk import core
+    inputs = [core.placeholder(shape=v.shape, dtype=str(v.dtype)) for v in values]
+    return core.function(inputs, [fn(*inputs)])(list(values))[0]
+
+
+# tf.keras' rule (backend._get_logits): a loss of probabilities given the recorded result of
+# a softmax (a sigmoid, for binary crossentropy) reads the activation's input as logits,
+# unclipped. Logits of 40 make a probability below epsilon: the clipped formula would give
+# -log(1e-7) = 16.1 where the logits give 40.
+LOGITS = np.array([[0., 40., 1.], [2., -1., 0.5]])
+
+
+@pytest.mark.parametrize('axis', [-1, 1])
+def test_categorical_crossentropy_of_a_recorded_softmax_uses_its_logits(axis):
+    target = np.array([[1., 0., 0.], [0., 0.5, 0.5]])
+    result = _symbolic(lambda t, z: K.categorical_crossentropy(t, K.softmax(z, axis), axis=axis),
+                       [target, LOGITS])
+    assert_allclose(result, -np.sum(target * _log_softmax(LOGITS, -1), -1), rtol=RTOL)
+    assert result[0] > 39.
+
+
+def test_sparse_categorical_crossentropy_of_a_recorded_softmax_uses_its_logits():
+    labels = np.array([0, 2])
+    result = _symbolic(lambda t, z: K.sparse_categorical_crossentropy(t, K.softmax(z)),
+                       [labels, LOGITS])
+    expected = -np.take_along_axis(_log_softmax(LOGITS, -1), labels[:, None], -1)[:, 0]
+    assert_allclose(result, expected, rtol=RTOL)
+
+
+def test_binary_crossentropy_of_a_recorded_sigmoid_uses_its_logits():
+    target = np.array([[0., 1., 1.], [0.5, 0., 1.]])
+    result = _symbolic(lambda t, z: K.binary_crossentropy(t, K.sigmoid(z)), [target, LOGITS])
+    expected = np.maximum(LOGITS, 0) - LOGITS * target + np.log1p(np.exp(-np.abs(LOGITS)))
+    assert_allclose(result, expected, rtol=RTOL)
+    assert result[0, 1] == pytest.approx(0.) and result[0, 0] == pytest.approx(0.6931, 1e-3)
+
+
+@pytest.mark.parametrize('loss', [
+    lambda t, z: K.categorical_crossentropy(t, K.softmax(z, axis=0)),  # another axis
+    lambda t, z: K.categorical_crossentropy(t, K.softmax(z) * 1.),
+    lambda t, z: K.binary_crossentropy(t, K.tanh(z)),
+], ids=['softmax_over_another_axis', 'scaled_softmax', 'tanh'])
+def test_crossentropy_of_other_outputs_clips_probabilities(loss):
+    target = np.array([[1., 0., 0.], [0., 1., 0.]])
+    logits = np.array([[-40., 40., 0.], [0., 0., 0.]])
+    result = _symbolic(loss, [target, logits])
+    assert result.max() < 17.  # clipped at -log(1e-7) (x2 for the binary sum of two terms)
+
+
+def test_crossentropy_of_eager_probabilities_clips_them():
+    # TF's eager tensors have no producing op: the probabilities' formula applies.
+    target = torch.tensor([[1., 0., 0.]], dtype=torch.float64)
+    probabilities = K.softmax(torch.from_numpy(LOGITS[:1]))
+    assert_allclose(K.categorical_crossentropy(target, probabilities).numpy(),
+                    [-np.log(1e-7)], rtol=RTOL)
+
+
 def _sparse_reference(labels, output, from_logits, axis):
     """npb has no sparse crossentropy. TF: clip, log, then log-softmax over `axis`, pick."""
     output = np.moveaxis(output, axis, -1)

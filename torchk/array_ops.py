@@ -28,8 +28,32 @@ from .math_ops import _axes, _axis, _tensor, _tensor_list
 __all__ = [
     'concatenate', 'reshape', 'permute_dimensions', 'repeat_elements', 'repeat', 'arange',
     'tile', 'flatten', 'batch_flatten', 'expand_dims', 'squeeze', 'stack', 'one_hot', 'reverse',
-    'slice', 'gather', 'zeros_like', 'ones_like', 'identity',
+    'slice', 'gather', 'zeros_like', 'ones_like', 'identity', 'shape', 'size',
 ]
+
+
+@op
+def _shape(x):
+    return torch.tensor(tuple(x.shape), dtype=torch.int64)
+
+
+def shape(x):
+    """Returns the shape of a tensor as a 1-D int64 tensor (symbolic for symbols).
+
+    # Example
+    >>> K.reshape(x, (K.shape(x)[0], -1))
+    """
+    return _shape(x)
+
+
+@op
+def _size(x):
+    return torch.tensor(x.numel(), dtype=torch.int64)
+
+
+def size(x, name=None):
+    """Returns the number of elements of `x` as a scalar int64 tensor."""
+    return _size(x)
 
 
 def _int(value, name):
@@ -414,6 +438,15 @@ def gather(reference, indices):
         raise TypeError("indices must be an integer tensor, got dtype %s; cast it with "
                         "K.cast(indices, 'int32')." % dtypes.name(indices.dtype))
     validation.check_index_range('gather', 'indices', indices, reference.shape[0])
+    return gather_checked(reference, indices)
+
+
+def gather_checked(reference, indices):
+    """`gather` of integer `indices` already known to lie in `[0, len(reference))`: rows of a
+    2-D `reference` with `torch.embedding` (whose backward is one kernel), else
+    `index_select`."""
+    if reference.ndim == 2:
+        return torch.embedding(reference, indices)
     flat = torch.index_select(reference, 0, indices.reshape(-1))
     return flat.reshape(tuple(indices.shape) + tuple(reference.shape[1:]))
 

@@ -101,30 +101,6 @@ def dtype(x):
     return dtypes.name(np.asarray(x).dtype)
 
 
-@graph.op
-def _shape(x):
-    return torch.tensor(tuple(x.shape), dtype=torch.int64)
-
-
-def shape(x):
-    """Returns the shape of a tensor as a 1-D int64 tensor (symbolic for symbols).
-
-    # Example
-    >>> K.reshape(x, (K.shape(x)[0], -1))
-    """
-    return _shape(x)
-
-
-@graph.op
-def _size(x):
-    return torch.tensor(x.numel(), dtype=torch.int64)
-
-
-def size(x, name=None):
-    """Returns the number of elements of `x` as a scalar int64 tensor."""
-    return _size(x)
-
-
 def constant(value, dtype=None, shape=None, name=None):
     """Creates a constant tensor.
 

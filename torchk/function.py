@@ -12,15 +12,20 @@ from . import program
 from . import strings
 from .passes import adam_fusion
 from .passes import compiled
+from .passes import device_graphs
+from .passes import feed_checks
 from .passes import folding
 from .passes import fusion
+from .passes import host_scalars
+from .passes import identities
+from .passes import zeros
 from .passes import phase
 from .validation import format_shape
 from .variables import Variable, reset_uids, sparse_tensor, to_numpy
 
 _LEARNING_PHASE_NAME = 'keras_learning_phase'
-# The passes that rewrite a program's updates, in order (`program.compile_program`).
-UPDATE_PASSES = (adam_fusion, fusion)
+# The passes that rewrite a program's nodes and updates, in order (`program.compile_program`).
+UPDATE_PASSES = (adam_fusion, host_scalars, fusion)
 # The numpy dtypes `torch.as_tensor` takes; a feed of another dtype is converted by numpy.
 _TORCH_NUMPY_DTYPES = frozenset(np.dtype(name) for name in (
     'bool', 'uint8', 'uint16', 'uint32', 'uint64', 'int8', 'int16', 'int32', 'int64',
@@ -120,9 +125,7 @@ def convert_feed(symbol, value, position, device):
     placeholder's dtype, as a TF session does (`np.asarray(value, dtype)`: floats truncate
     into ints); a value that already has that dtype is not copied."""
     if is_learning_phase(symbol):
-        if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
-            return torch.tensor(bool(value))
-        raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
+        return torch.tensor(learning_phase_feed(value))
     if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
         return sparse_tensor(value, symbol._torch_dtype, device)
     expected_dtype = symbol._torch_dtype
@@ -144,6 +147,17 @@ def convert_feed(symbol, value, position, device):
         host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
         return host.to(device, non_blocking=True)
     return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+def learning_phase_feed(value):
+    """The value fed to the learning phase as a Python bool.
+
+    # Raises
+        TypeError: if `value` is not a scalar.
+    """
+    if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
+        return bool(value)
+    raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
 
 
 def _check_feed_shape(symbol, given_shape, position):
@@ -243,9 +257,10 @@ class Function:
             self._phase_position = None
         self._programs = {}
         self._program = self._defaults = None
+        self._checks = ()
         if self._phase_position is None:
             fixed_phase = False if unfed and phase.enabled() else None
-            self._program, self._defaults = self._build(fixed_phase)
+            self._program, self._defaults, self._checks = self._build(fixed_phase)
         self._accepted = [None] * len(self.inputs)
 
     def _unfed_placeholders(self):
@@ -257,7 +272,8 @@ class Function:
     def _build(self, fixed_phase):
         """Compiles the program for a learning phase fixed to `fixed_phase` (None: as fed).
 
-        Returns (program, values of the placeholders it needs that are not fed)."""
+        Returns (program, values of the placeholders it needs that are not fed, checks of
+        the fed values (`passes/feed_checks.py`))."""
         targets = self.outputs + [value for _, value in self.updates]
         if fixed_phase is not None:
             targets = specialise_phase(targets, fixed_phase, self.inputs)
@@ -266,32 +282,44 @@ class Function:
         if not frozen:
             # A program compiled with frozen weights is left unfolded: inductor folds it.
             targets = folding.fold(targets, self.inputs)
+        targets = identities.simplify(targets, self.inputs)
+        targets = zeros.rewrite(targets, self.inputs)
+        targets, checks = feed_checks.hoist(targets, self.inputs)
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
         # A whole-step compile plans its own memory: it gets no `out=` destinations.
         step = compiled.enabled()
+        captured = not step and not frozen and device_graphs.applies(config.device())
         built, unfed = program.compile_program(self.inputs, outputs, updates,
                                                self._metric_flags,
                                                update_passes=None if step else UPDATE_PASSES,
-                                               frozen=frozen, variable_arguments=step)
+                                               frozen=frozen, variable_arguments=step,
+                                               host_variables=not captured)
         if frozen:
             built = compiled.FrozenProgram(built, self.name)
         elif step:
             built = compiled.CompiledProgram(built, self.name)
-        return built, [torch.tensor(False) for _ in unfed]
+        elif captured:
+            built = device_graphs.CapturedProgram(built, self.name,
+                                                  copy_outputs=self._recorded)
+        return built, [torch.tensor(False) for _ in unfed], checks
 
-    def _select_program(self, feeds):
-        """Sets `_program` and `_defaults` to the program for these feeds' learning phase."""
-        fed_phase = bool(feeds[self._phase_position])
+    def _select_program(self, fed_phase):
+        """Sets `_program` and `_defaults` to the program for the learning phase `fed_phase`
+        (a bool)."""
         if fed_phase not in self._programs:
             self._programs[fed_phase] = self._build(fed_phase)
-        self._program, self._defaults = self._programs[fed_phase]
+        self._program, self._defaults, self._checks = self._programs[fed_phase]
 
     def _feed(self, position, value, device):
         """`convert_feed`, skipped for a numpy array of the same dtype, shape and strides as
         the last one fed at `position` when that one became a tensor sharing its memory:
-        checking again would give the same answer, and `torch.from_numpy` the same tensor."""
+        checking again would give the same answer, and `torch.from_numpy` the same tensor.
+        A fed learning phase picks the program specialised on it, which does not read it: it
+        stays a Python bool (no tensor made, no device read)."""
+        if position == self._phase_position:
+            return learning_phase_feed(value)
         if type(value) is np.ndarray and self._accepted[position] == (
                 value.dtype, value.shape, value.strides, device):
             return torch.from_numpy(value)
@@ -332,7 +360,9 @@ class Function:
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
-            self._select_program(feeds)
+            self._select_program(feeds[self._phase_position])
+        for check in self._checks:
+            check(inputs[check.position])
         values = self._run(feeds)
         if self._recorded:
             return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]

@@ -23,6 +23,7 @@ import torch
 
 from . import config
 from . import dtypes
+from . import graph
 from .graph import op, target_device
 
 __all__ = [
@@ -197,6 +198,46 @@ def dot(x, y):
     if y.ndim <= 2:
         return torch.matmul(x, y)
     return torch.tensordot(x, y, dims=([x.ndim - 1], [y_axis]))
+
+
+def _linear(x, kernel, bias):
+    """`bias_add(dot(x, kernel), bias)` for a 2-D `kernel` `(in, out)` and a bias of `out`
+    values: one `F.linear` call, which adds the bias inside the matrix product (torch's
+    `addmm`) and takes the bias gradient from the same backward, as TF's `MatMul` + `BiasAdd`
+    pair is one fused kernel. Values agree with the two ops to float32 rounding."""
+    return torch.nn.functional.linear(x, kernel.t(), bias)
+
+
+def folded_bias_add(x, bias, data_format):
+    """Records `bias_add(x, bias, data_format)` as one `_linear` node when `x` is the
+    result of a recorded `dot` of a dense tensor by a 2-D kernel, and `bias` a 1D vector of
+    the kernel's output size and `x`'s dtype, added along the last axis; returns None
+    otherwise (`conv_ops.bias_add` then adds it as usual)."""
+    node = x.node if isinstance(x, graph.KerasTensor) else None
+    if node is None or x.path != () or node.fn is not dot.__wrapped__ or node.kwargs:
+        return None
+    inputs, kernel = node.args
+    bias = graph.read_variable(bias)
+    if not builtins.all(isinstance(v, (graph.KerasTensor, torch.Tensor))
+                        for v in (inputs, kernel, bias)):
+        return None
+    if (_static_shape(kernel) is None or len(_static_shape(kernel)) != 2
+            or _static_shape(bias) != (_static_shape(kernel)[1],)
+            or getattr(inputs, 'is_sparse', False) or x.ndim is None or x.ndim < 2
+            or (data_format == 'channels_first' and 3 <= x.ndim <= 5)
+            or data_format not in (None, 'channels_first', 'channels_last')
+            or not builtins.all(_dtype_of(v) == _dtype_of(x) for v in (inputs, kernel, bias))):
+        return None
+    return graph.record(_linear, (inputs, kernel, bias), {})
+
+
+def _static_shape(x):
+    shape = x._static_shape if isinstance(x, graph.KerasTensor) else tuple(x.shape)
+    return None if shape is None else tuple(shape)
+
+
+def _dtype_of(x):
+    return x._torch_dtype if isinstance(x, graph.KerasTensor) else x.dtype
 
 
 @op

@@ -46,6 +46,7 @@ import torch
 from . import config
 from . import dtypes
 from . import graph
+from . import loss_scaling
 
 # Policy name: (compute dtype, variable dtype).
 _POLICIES = {
@@ -466,29 +467,36 @@ def _define_loss_scale_optimizer(optimizers, K):
             unscaled, then clipped as the inner optimizer's `clipnorm`/`clipvalue` ask.
             Wrap a `torchk.distributed.DistributedOptimizer` in this (as `compile` does under
             `mixed_float16`), not the other way round."""
+            return self._unscaled_gradients(loss, params)[1]
+
+        def _unscaled_gradients(self, loss, params):
+            """`(overflow, gradients)`: the unscaled, clipped gradients and the device flag
+            of a non-finite one (`loss_scaling.unscale_gradients`)."""
             inner = self.inner_optimizer
             if type(inner).get_gradients is not optimizers.Optimizer.get_gradients:
                 # An optimizer with gradients of its own (torchk.distributed's averages them
                 # over processes) computes them from the scaled loss; its clipping, if any,
                 # then sees scaled gradients.
                 scaled = type(inner).get_gradients(inner, loss * self.loss_scale, params)
-                return [g / self.loss_scale for g in scaled]
-            grads = K.gradients(loss * self.loss_scale, params)
-            if any(g is None for g in grads):
+                overflow, *grads = loss_scaling.unscale_gradients(self.loss_scale, scaled)
+                return overflow, grads
+            scaled = K.gradients(loss * self.loss_scale, params)
+            if any(g is None for g in scaled):
                 raise ValueError('An operation has `None` for gradient: the loss does not '
                                  'depend on every trainable weight differentiably.')
-            grads = [g / self.loss_scale for g in grads]
+            overflow, *grads = loss_scaling.unscale_gradients(self.loss_scale, scaled)
             if getattr(inner, 'clipnorm', 0) > 0:
                 norm = K.sqrt(sum([K.sum(K.square(g)) for g in grads]))
                 grads = [optimizers.clip_norm(g, inner.clipnorm, norm) for g in grads]
             if getattr(inner, 'clipvalue', 0) > 0:
                 grads = [K.clip(g, -inner.clipvalue, inner.clipvalue) for g in grads]
-            return grads
+            return overflow, grads
 
         def get_updates(self, loss, params):
             """The inner optimizer's updates from the unscaled gradients; with `dynamic`,
-            each applied only if every gradient is finite, and the loss scale's updates."""
-            grads = self.get_gradients(loss, params)
+            each applied only if every gradient is finite (the check stays on the device),
+            and the loss scale's updates."""
+            overflow, grads = self._unscaled_gradients(loss, params)
             inner = self.inner_optimizer
             inner.get_gradients = lambda loss, params: grads
             try:
@@ -498,7 +506,6 @@ def _define_loss_scale_optimizer(optimizers, K):
             if not self.dynamic:
                 self.updates = list(updates)
                 return self.updates
-            finite = K.all(K.stack([K.all(torch.isfinite(g)) for g in grads]))
             skipping = []
             for update in updates:
                 if not (isinstance(update, tuple) and len(update) == 2):
@@ -506,13 +513,11 @@ def _define_loss_scale_optimizer(optimizers, K):
                                     'that is not a (variable, new value) pair: %r.'
                                     % (type(inner).__name__, update))
                 variable, value = update
-                skipping.append((variable, K.switch(finite, value, variable)))
-            counter = self.dynamic_counter + 1
-            grow = K.greater_equal(counter, self.dynamic_growth_steps)
-            scale = K.switch(finite, K.switch(grow, self.loss_scale * 2., self.loss_scale),
-                           K.maximum(self.loss_scale / 2., 1.))
-            count = K.switch(finite, K.switch(grow, K.zeros_like(counter), counter),
-                           K.zeros_like(counter))
+                skipping.append((variable, loss_scaling.unless_overflow(overflow, value,
+                                                                        variable)))
+            scale, count = loss_scaling.next_loss_scale(overflow, self.loss_scale,
+                                                        self.dynamic_counter,
+                                                        self.dynamic_growth_steps)
             self.updates = skipping + [K.update(self.loss_scale, scale),
                                        K.update(self.dynamic_counter, count)]
             return self.updates

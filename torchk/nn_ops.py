@@ -5,6 +5,8 @@ makes it record lazily when an argument is a Keras placeholder or variable. Sema
 Keras 2.3.1 on TensorFlow (`keras/backend/tensorflow_backend.py`); where TF and the Theano or
 numpy backends differ, the docstring says which one is followed.
 """
+import functools
+import inspect
 import math
 import numbers
 
@@ -12,7 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import config, dtypes, validation
+from . import config, dtypes, graph, validation
 from .graph import op, target_device
 from .math_ops import _axes, _axis
 
@@ -225,6 +227,49 @@ def tanh(x):
     return torch.tanh(_tensor(x, 'x'))
 
 
+def _logits_of(output, activation, axis=None):
+    """The input of `activation` when `output` is its recorded result (over `axis`, for a
+    softmax), else None."""
+    node = output.node if isinstance(output, graph.KerasTensor) else None
+    if node is None or output.path != () or node.fn is not activation.__wrapped__:
+        return None
+    if axis is not None:
+        bound = dict(zip(('x', 'axis'), node.args), **node.kwargs)
+        ndim = output.ndim
+        if ndim is None or not isinstance(axis, int) or not isinstance(bound.get('axis', -1), int):
+            return None
+        if axis % ndim != bound.get('axis', -1) % ndim:
+            return None
+    return node.args[0] if node.args else node.kwargs['x']
+
+
+def _from_logits_of(activation):
+    """tf.keras' rule for a loss of probabilities (`from_logits=False`) recorded on the
+    result of `activation` (a `softmax` over the loss' axis, a `sigmoid`): the loss is
+    computed from the activation's input, as logits, unclipped (tf.keras' backend reads
+    `output.op.inputs[0]` when `output.op.type` is `'Softmax'` or `'Sigmoid'`; Keras
+    2.3.1's TF backend delegates to it). It is one log-softmax (or one
+    `binary_cross_entropy_with_logits`) kernel forward and backward, where the clipped
+    formula takes six; results differ from it only where a probability is within
+    `epsilon` of 0 or 1. Eager tensors keep the formula of probabilities, as in TF."""
+    def decorate(loss_op):
+        names = tuple(inspect.signature(loss_op).parameters)
+
+        @functools.wraps(loss_op)
+        def loss(*args, **kwargs):
+            bound = dict(zip(names, args), **kwargs)
+            if not bound.get('from_logits', False):
+                axis = bound.get('axis', -1) if 'axis' in names else None
+                logits = _logits_of(bound['output'], activation, axis)
+                if logits is not None:
+                    bound.update(output=logits, from_logits=True)
+                    return loss_op(**bound)
+            return loss_op(*args, **kwargs)
+        return loss
+    return decorate
+
+
+@_from_logits_of(softmax)
 @op
 def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """Categorical crossentropy between an output tensor and a target tensor.
@@ -264,6 +309,7 @@ def categorical_crossentropy(target, output, from_logits=False, axis=-1):
     return -torch.sum(target * torch.log(output), axis)
 
 
+@_from_logits_of(softmax)
 @op
 def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     """Categorical crossentropy with integer targets.
@@ -312,6 +358,7 @@ def sparse_categorical_crossentropy(target, output, from_logits=False, axis=-1):
     return loss.reshape(batch_shape)
 
 
+@_from_logits_of(sigmoid)
 @op
 def binary_crossentropy(target, output, from_logits=False):
     """Binary crossentropy between an output tensor and a target tensor.

@@ -11,11 +11,27 @@ dispatch. The order of a call follows Keras' contract (docs/KERAS_BACKEND.md §3
 Nodes that feed a gradient run with autograd recording; everything else runs under
 `torch.no_grad()`.
 """
+import inspect
+import operator
+
 import torch
 
 from . import graph
+from . import math_ops
+from . import nn_ops
+from . import variables as _variables
 
 GRADIENTS = 'gradients'
+# Functions (as nodes hold them) whose result is always a new tensor, never a view of an
+# argument or an argument itself.
+FRESH_RESULTS = frozenset([
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+    operator.pow, operator.neg, operator.matmul, math_ops._linear] + [inspect.unwrap(op) for op in (
+        math_ops.sum, math_ops.mean, math_ops.dot, math_ops.square, math_ops.sqrt,
+        math_ops.exp, math_ops.log, math_ops.pow, math_ops.maximum, math_ops.minimum,
+        nn_ops.categorical_crossentropy, nn_ops.sparse_categorical_crossentropy,
+        nn_ops.binary_crossentropy, nn_ops.softmax, nn_ops.sigmoid, nn_ops.tanh,
+        nn_ops.relu)])
 
 
 def _storage_pointers(variables):
@@ -162,14 +178,20 @@ def substitute(targets, replacements):
     return rewrite.targets(targets)
 
 
+class _Source(str):
+    """Python source standing for an argument as it is."""
+
+
 class _Emitter:
     """Turns nodes into lines of source, naming every value it refers to."""
 
     def __init__(self):
         self.globals = {'_plain': _plain, '_unaliased': _unaliased,
-                        '_storage_pointers': _storage_pointers, 'torch': torch}
+                        '_storage_pointers': _storage_pointers, 'torch': torch,
+                        '_host_scalar': _variables.host_scalar}
         self.lines = []
         self.names = {}
+        self.lazy = {}
         self._constants = {}
         self._count = 0
 
@@ -182,9 +204,13 @@ class _Emitter:
         return self._constants[key]
 
     def expression(self, value):
+        if isinstance(value, _Source):
+            return value
         if graph.is_symbol(value):
             if id(value) in self.names:
                 return self.names[id(value)]
+            if id(value) in self.lazy:
+                return '_plain(%s)' % self.constant(value)
             node = getattr(value, 'node', None)
             base = self.names[id(node)]
             return base + ''.join('[%d]' % i for i in value.path)
@@ -214,19 +240,49 @@ class _Emitter:
             self.names[id(group)] = name
         self.names[id(node)] = '%s[%d]' % (self.names[id(group)], index)
 
-    def call(self, node, indent, extra_kwargs='', into=None):
+    def call(self, node, indent, extra_kwargs='', into=None, host=None):
         """Emits `node`; `into` is `(torch function, args, destination)` from the fusion
-        pass, emitted as `function(*args, out=destination)`."""
+        pass, emitted as `function(*args, out=destination)`; `host` is the node's host form
+        from the host scalars pass, whose variable arguments are read on the host."""
         name = 'v%d' % self._count
         self._count += 1
         fn = self.constant(node.fn if into is None else into[0])
-        args = ''.join(self.expression(a) + ', ' for a in (node.args if into is None
+        node_args, node_kwargs = node.args, node.kwargs
+        if getattr(node.fn, 'takes_variables', False):
+            node_args, node_kwargs = graph._map_structure(self._variable_itself,
+                                                          (node_args, node_kwargs))
+        elif host is None:
+            self.alias(node.inputs, indent)
+        else:
+            fn = self.constant(host)
+            node_args, node_kwargs = graph._map_structure(self._host_read, (node_args,
+                                                                             node_kwargs))
+        args = ''.join(self.expression(a) + ', ' for a in (node_args if into is None
                                                             else into[1]))
-        kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node.kwargs.items())
+        kwargs = ''.join('%s=%s, ' % (k, self.expression(v)) for k, v in node_kwargs.items())
         if into is not None:
             extra_kwargs = 'out=%s' % self.destination(into[2])
         self.lines.append('%s%s = %s(%s%s%s)' % (indent, name, fn, args, kwargs, extra_kwargs))
         self.names[id(node)] = name
+
+    def alias(self, symbols, indent):
+        """Emits, once, the plain tensor alias of each variable among `symbols` that is
+        aliased lazily (see `lazy`): only variables a line reads as tensors get one."""
+        for symbol in symbols:
+            found = self.lazy.get(id(symbol))
+            if found is not None and id(symbol) not in self.names:
+                self.lines.append('%s%s = _plain(%s)' % (indent, found, self.constant(symbol)))
+                self.names[id(symbol)] = found
+
+    def _variable_itself(self, value):
+        if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
+            return _Source(self.constant(value))
+        return value
+
+    def _host_read(self, value):
+        if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
+            return _Source('_host_scalar(%s)' % self.constant(value))
+        return value
 
     def destination(self, symbol):
         """The expression of memory to write into: an intermediate, or a variable as a plain
@@ -291,18 +347,22 @@ def unique_updates(updates):
 
 
 class _Unfused:
-    """The plan of update passes that do not run: no node replaced, no variable written."""
+    """The plan of passes that do not run: no node replaced or computed on the host, no
+    variable written."""
 
     def __init__(self):
-        self.groups, self.reads, self.into = [], [], {}
+        self.groups, self.reads, self.into, self.calls = [], [], {}, {}
         self.skipped, self.written = set(), set()
 
     def writes_variable(self, node):
         return False
 
+    def hosted(self, symbol):
+        return False
+
 
 def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, frozen=False,
-                    variable_arguments=False):
+                    variable_arguments=False, host_variables=True):
     """Builds the program of a `K.function`.
 
     # Arguments
@@ -310,12 +370,12 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
         outputs: symbols (or constants) to compute.
         updates: (variable, new value) pairs.
         metric_flags: for each output, True if it is computed after the updates.
-        update_passes: None, or the passes that rewrite the updates, `(adam, fusion)`
-            (`function.UPDATE_PASSES`: `passes/adam_fusion.py`, then `passes/fusion.py`),
-            each a module with `plan(first_nodes, recorded, metric_nodes, outputs, updates)`;
-            only for programs whose nodes outside gradients run with autograd off, as
-            `K.function` runs them (the sub-programs of `rnn` and `KerasModule` run under
-            their caller's autograd).
+        update_passes: None, or the passes that rewrite the program's nodes and updates,
+            `(adam, host scalars, fusion)` (`function.UPDATE_PASSES`:
+            `passes/adam_fusion.py`, `passes/host_scalars.py`, `passes/fusion.py`), each a
+            module with a `plan` function; only for programs whose nodes outside gradients
+            run with autograd off, as `K.function` runs them (the sub-programs of `rnn` and
+            `KerasModule` run under their caller's autograd).
         frozen: read the variables through `torch.nn.Parameter` aliases made now (sharing
             their memory) instead of per-call aliases, so that `torch.compile` sees them as
             parameters it may freeze (`passes/compiled.py`); for programs without gradients.
@@ -323,6 +383,8 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
             tensor aliases, after the feeds and placeholders, in the order of
             `program.variables`) instead of reading them from the program's globals, so that
             `torch.compile` sees them as graph inputs (`passes/compiled.py`).
+        host_variables: let the host scalars pass read 0-d variables on the host (never in
+            a program captured for replay).
 
     # Returns
         (program, placeholders): `program(*feeds, *placeholder_values)` returns the list of
@@ -346,7 +408,11 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
     emitter = _Emitter()
     emitter.names.update(fed)
     emitter.names.update((id(s), 'l%d' % i) for i, s in enumerate(placeholders))
-    emitter.names.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
+    if frozen or variable_arguments:
+        emitter.names.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
+    else:
+        # aliases made per call cost a few microseconds each: only for variables read
+        emitter.lazy.update((id(s), 'w%d' % i) for i, s in enumerate(variables))
 
     grad_nodes = [n for n in first_nodes if n.kind == GRADIENTS]
     recorded = _needed_by_gradients(grad_nodes, fed)
@@ -357,13 +423,22 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
     if recorded:
         emitter.lines.append('with torch.enable_grad():')
     for i, variable in enumerate(variables):
-        if variable_arguments:
-            continue
         if frozen:
             emitter.lines.append('%sw%d = %s' % (indent, i, emitter.constant(
                 torch.nn.Parameter(variable.detach(), requires_grad=False))))
-        else:
-            emitter.lines.append('%sw%d = _plain(%s)' % (indent, i, emitter.constant(variable)))
+    first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
+    adam_pass, host_pass, fusion_pass = update_passes or (None, None, None)
+    adam = (adam_pass.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
+            if adam_pass else _Unfused())
+    first_nodes = [n for n in first_nodes if id(n) not in adam.skipped]
+    first_ids = {id(n) for n in first_nodes}
+    host = (host_pass.plan(
+        first_nodes + [n for n in metric_nodes if id(n) not in first_ids], recorded,
+        [o for o in outputs if graph.is_symbol(o)],
+        [(v, value) for v, value in updates if id(v) not in adam.written],
+        [hyper[0] for hyper, _ in adam.groups],
+        variables_on_host=host_variables and not frozen and not variable_arguments)
+            if host_pass else _Unfused())
     recorded_splits = _column_splits([n for n in first_nodes if id(n) in recorded])
     for node in first_nodes:
         if id(node) in recorded_splits:
@@ -371,17 +446,16 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
         elif id(node) in recorded:
             second_order = node.kind == GRADIENTS
             emitter.call(node, indent,
-                         'create_graph=True' if second_order else '')
-    first_outputs = [o for o, m in zip(outputs, metric_flags) if not m and graph.is_symbol(o)]
-    adam_pass, fusion_pass = update_passes or (None, None)
-    adam = (adam_pass.plan(first_nodes, recorded, metric_nodes, first_outputs, updates)
-            if adam_pass else _Unfused())
-    first_nodes = [n for n in first_nodes if id(n) not in adam.skipped]
-    fused = (fusion_pass.plan(first_nodes, recorded, metric_nodes, first_outputs + adam.reads,
-                              [(v, value) for v, value in updates if id(v) not in adam.written])
+                         'create_graph=True' if second_order else '',
+                         host=host.calls.get(id(node)))
+    device_nodes = [n for n in first_nodes if id(n) not in host.calls]
+    fused = (fusion_pass.plan(device_nodes, recorded, metric_nodes, first_outputs + adam.reads,
+                              [(v, value) for v, value in updates
+                               if id(v) not in adam.written and not host.hosted(value)],
+                              numbers=host.hosted)
              if fusion_pass else _Unfused())
     updated = {id(variable) for variable, _ in updates}
-    snapshots = _Snapshots(emitter, updates, _stale_after_updates(first_nodes, updated))
+    snapshots = _Snapshots(emitter, updates, _may_alias(first_nodes, updated), host)
     splits = _column_splits([n for n in first_nodes if id(n) not in recorded])
     # Gradients taken one after another (a recorded step's tape asked several times) keep
     # the autograd graph for the next; the last frees it.
@@ -396,17 +470,17 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
                 for target in first_outputs:
                     snapshots.take(target)
             emitter.call(node, '', 'retain_graph=True' if id(node) in retained else '',
-                         into=fused.into.get(id(node)))
+                         into=fused.into.get(id(node)), host=host.calls.get(id(node)))
     if adam.groups:
         # Outputs and update values computed so far keep their pre-update values.
         for target in first_outputs + [value for v, value in updates if id(v) not in
                                        adam.written and id(v) not in fused.written]:
             snapshots.take(target)
         for hyper, weights in adam.groups:
-            emitter.lines.append('%s(%s)' % (emitter.constant(adam_pass.apply), ', '.join(
-                ['[%s]' % ', '.join(emitter.destination(w[k]) if k != 1 else
+            emitter.lines.append('%s(%s)' % (emitter.constant(adam_pass.Update()), ', '.join(
+                ['[%s]' % ', '.join(_variable_reference(emitter, w[k]) if k != 1 else
                                     emitter.expression(w[k]) for w in weights)
-                 for k in range(4)] + [emitter.expression(h) for h in hyper])))
+                 for k in range(4)] + [_hyper_parameter(emitter, h) for h in hyper])))
 
     written = fused.written | adam.written
     written_values = {id(value) for v, value in updates if id(v) in written}
@@ -418,13 +492,16 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
         emitter.lines.append('u%d = %s' % (i, snapshots.values[id(value)]))
     for i, (variable, value) in enumerate(pending):
         target = emitter.names[id(variable)] if variable_arguments else emitter.constant(variable)
-        emitter.lines.append('%s.copy_(u%d)' % (target, i))
+        if host.hosted(value):
+            emitter.lines.append('%s(%s, u%d)' % (emitter.constant(host_pass.fill), target, i))
+        else:
+            emitter.lines.append('%s.copy_(u%d)' % (target, i))
     first_values = snapshots.values
 
     stale = _stale_after_updates(metric_nodes, updated)
     for node in metric_nodes:
         if id(node) in stale or id(node) not in emitter.names:
-            emitter.call(node, '')
+            emitter.call(node, '', host=host.calls.get(id(node)))
     results = [emitter.expression(o) if m or not graph.is_symbol(o) else first_values[id(o)]
                for o, m in zip(outputs, metric_flags)]
     emitter.lines.append('return [%s]' % ', '.join(results))
@@ -441,7 +518,23 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
     program.source = source
     program.computes_gradients = bool(grad_nodes)
     program.variables = variables
+    program.written = [variable for variable, _ in updates]
     return program, placeholders
+
+
+def _variable_reference(emitter, variable):
+    """A variable for a torch function (`adam_fusion.Update`, which writes it in place; the
+    storage pointers of updated variables): its alias if the program made one, else the
+    variable itself (torch functions take it as it is)."""
+    return emitter.names.get(id(variable)) or emitter.constant(variable)
+
+
+def _hyper_parameter(emitter, value):
+    """The expression of an optimizer hyper-parameter: a variable is passed itself (not an
+    alias made per call), so that its host value can be remembered across calls."""
+    if graph.is_symbol(value) and not isinstance(value, graph.KerasTensor):
+        return emitter.constant(value)
+    return emitter.expression(value)
 
 
 class _Snapshots:
@@ -449,8 +542,9 @@ class _Snapshots:
     a variable is cloned, a value that may be a view of an updated variable is copied if it
     shares its memory. `values` maps a target's id to the expression of its value."""
 
-    def __init__(self, emitter, updates, reads_updated):
+    def __init__(self, emitter, updates, reads_updated, host):
         self.emitter = emitter
+        self.host = host
         self.updates = updates
         self.updated = {id(variable) for variable, _ in updates}
         self.reads_updated = reads_updated
@@ -465,6 +559,10 @@ class _Snapshots:
         if graph.is_symbol(target) and not self._computed(target):
             return
         expression = emitter.expression(target)
+        if self.host.hosted(target):
+            # a Python number: the updates cannot change it
+            self.values[id(target)] = expression
+            return
         if id(target) in self.updated:
             # A variable read as an output or update value keeps its pre-update value.
             name = 'r%d' % len(self.values)
@@ -473,7 +571,7 @@ class _Snapshots:
         elif getattr(target, 'node', None) is not None and id(target.node) in self.reads_updated:
             # Views of an updated variable (identity, slices, reshapes) must not change.
             if not self._pointers:
-                names = ', '.join(emitter.destination(v) for v, _ in self.updates)
+                names = ', '.join(_variable_reference(emitter, v) for v, _ in self.updates)
                 emitter.lines.append('pointers = _storage_pointers((%s,))' % names)
                 self._pointers = True
             name = 'r%d' % len(self.values)
@@ -484,7 +582,23 @@ class _Snapshots:
     def _computed(self, target):
         names = self.emitter.names
         node = getattr(target, 'node', None)
-        return id(target) in names or (node is not None and id(node) in names)
+        return (id(target) in names or id(target) in self.emitter.lazy
+                or (node is not None and id(node) in names))
+
+
+def _may_alias(nodes, updated):
+    """Ids of the nodes (in topological order) whose result may share memory with an updated
+    variable: those reading one, or such a result, unless their function always makes a new
+    tensor (`FRESH_RESULTS`)."""
+    found = set()
+    for node in nodes:
+        if node.fn in FRESH_RESULTS:
+            continue
+        if any(id(item) in updated or (isinstance(item, graph.KerasTensor) and
+                                        item.node is not None and id(item.node) in found)
+               for item in node.inputs):
+            found.add(id(node))
+    return found
 
 
 def _stale_after_updates(nodes, updated):

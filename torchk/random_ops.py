@@ -54,6 +54,12 @@ class _Seed:
         return _draw(kind, shape, dtype, device, a, b, self.generator(device))
 
 
+def generators(device):
+    """The generators random ops have made on `device` (a CUDA graph registers them)."""
+    key = str(torch.device(device))
+    return [seed._generators[key] for seed in list(_SEEDS.values()) if key in seed._generators]
+
+
 def _draw(kind, shape, dtype, device, a, b, generator):
     out = torch.empty(shape, dtype=dtype, device=device)
     if kind == 'uniform':

@@ -246,6 +246,53 @@ def to_numpy(x):
     return x.numpy().copy() if x.device.type == 'cpu' else x.cpu().numpy()
 
 
+def host_scalar(x):
+    """The value of a one-element tensor as a Python number, read from the device only when
+    it may have changed.
+
+    A variable's value is remembered with its memory address and version counter (which
+    every in-place write moves): reading Adam's `beta_1` each step costs no device read.
+
+    # Arguments
+        x: a Python number, or a tensor or variable of one element.
+
+    # Returns
+        A float, int or bool.
+    """
+    if not isinstance(x, torch.Tensor):
+        return x
+    for reads in _HOST_READ_RECORDS:
+        reads.append(x)
+    key = (x.data_ptr(), x._version)
+    cached = getattr(x, '_torchk_host_scalar', None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    value = x.detach().item()
+    if isinstance(x, Variable):
+        x._torchk_host_scalar = (key, value)
+    return value
+
+
+_HOST_READ_RECORDS = []
+
+
+@contextlib.contextmanager
+def recording_host_reads():
+    """Collects, into the list it yields, the tensors `host_scalar` reads in the block."""
+    reads = []
+    _HOST_READ_RECORDS.append(reads)
+    try:
+        yield reads
+    finally:
+        _HOST_READ_RECORDS.remove(reads)
+
+
+def remember_host_scalar(variable, value):
+    """Makes `host_scalar(variable)` return `value` (a Python number `variable` now holds,
+    just written by the caller) until the variable changes again."""
+    variable._torchk_host_scalar = ((variable.data_ptr(), variable._version), value)
+
+
 def count_params(x):
     """Returns the number of scalars in a variable or tensor, as an int."""
     shape = x.shape

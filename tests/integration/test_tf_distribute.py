@@ -16,22 +16,25 @@ import torch
 
 import keras
 
-from .test_distributed import _free_port, worker_environment
+from .test_distributed import worker_environment
 
 pytestmark = pytest.mark.skipif(keras.__version__ != '2.3.1',
                                 reason='torchk.keras needs Keras 2.3.1')
 
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tf_distribute_scripts')
-TIMEOUT = 300
+# Generous: with the suite's other workers beside them on two cores, three processes that
+# each import torch and Keras take minutes; a module fixture that times out errors every test.
+TIMEOUT = 1200
 RTOL, ATOL = 1e-5, 1e-7
 
 
 def _command(script, out, world):
     launcher = [sys.executable, '-m', 'torchk', 'run']
     if world > 1:
-        launcher = [sys.executable, '-m', 'torch.distributed.run', '--nproc-per-node',
-                    str(world), '--master_addr', '127.0.0.1', '--master_port',
-                    str(_free_port()), '-m', 'torchk', 'run']
+        # --standalone: torchrun binds a free port itself (a port picked here and released
+        # could be taken by another test's processes before torchrun binds it)
+        launcher = [sys.executable, '-m', 'torch.distributed.run', '--standalone',
+                    '--nproc-per-node', str(world), '-m', 'torchk', 'run']
     return launcher + [os.path.join(SCRIPTS, script + '.py'), out]
 
 

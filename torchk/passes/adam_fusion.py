@@ -10,7 +10,7 @@ with `K.update` of `m`, `v` and `p`: a dozen element-wise passes over weight-siz
 twice the memory traffic of `torch.optim.Adam` and four times that of torch's fused Adam
 kernel (on an Embedding(20000, 128), 25 ms against 11 and 3.6 on one CPU thread). This pass
 finds these chains among the nodes that run without autograd and replaces each group of
-them sharing `lr_t`, `beta_1`, `beta_2` and `epsilon` with one call of `apply`, which
+them sharing `lr_t`, `beta_1`, `beta_2` and `epsilon` with one call of an `Update`, which
 writes the three new values into the variables with `torch._fused_adam_` (one pass; the
 bias correction Keras folds into `lr_t` is turned off by a step count of infinity) or,
 where that kernel does not apply, with in-place torch ops. Same formula: values agree with
@@ -30,13 +30,16 @@ import torch
 
 from .. import config
 from .. import graph
+from .. import loss_scaling
 from .. import math_ops
+from .. import variables
 
 _switch = config.PassSwitch('TORCHK_ADAM_FUSION')
 enabled = _switch.enabled
 set_enabled = _switch.set_enabled
 
 _SQRT = math_ops.sqrt.__wrapped__
+_UNLESS_OVERFLOW = loss_scaling.unless_overflow.__wrapped__
 _SQUARE = math_ops.square.__wrapped__
 _FUSED_DEVICES = ('cpu', 'cuda')
 _FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -46,7 +49,7 @@ class Plan:
     """What the pass decided for one program.
 
     `groups` lists `(hyper, weights)`: `hyper` is `(lr_t, beta_1, beta_2, epsilon)` and
-    `weights` a list of `(p, g, m, v)`, updated by one `apply` call. `skipped` holds the ids
+    `weights` a list of `(p, g, m, v)`, updated by one `Update` call. `skipped` holds the ids
     of the nodes the calls replace (not emitted); `written` the ids of the variables the
     calls update; `reads` the symbols the calls read, which must stay intact until they run.
     """
@@ -59,7 +62,7 @@ class Plan:
 
 
 def plan(first_nodes, recorded, metric_nodes, outputs, updates):
-    """Finds the Adam chains of `updates` that one `apply` call may replace.
+    """Finds the Adam chains of `updates` that one `Update` call may replace.
 
     # Arguments
         first_nodes: nodes computed before the updates, in topological order.
@@ -74,7 +77,10 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
     result = Plan()
     if not enabled():
         return result
-    new_values = {id(variable): value for variable, value in updates}
+    # A loss-scaled step guards each update (`loss_scaling.unless_overflow`): the chains are
+    # matched on the guarded values, and the guard's flag goes to the fused kernel.
+    guards = {id(variable): _guard(variable, value) for variable, value in updates}
+    new_values = {id(variable): guards[id(variable)][1] for variable, _ in updates}
     variables = {id(variable): variable for variable, _ in updates}
     # reads of each node's results: by nodes, as outputs, as update values
     readers = {}
@@ -85,7 +91,8 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
             readers[key] = readers.get(key, 0) + 1
     groups = {}
     claimed = set()
-    for p, p_t in updates:
+    for p, guarded in updates:
+        p_t = new_values[id(p)]
         chain = _match(p, p_t, new_values, variables)
         if chain is None:
             continue
@@ -93,21 +100,35 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
         written = {id(p), id(m), id(v)}
         if claimed & written or len(written) < 3 or id(g) in written:
             continue
-        if not _private(nodes, (m_t, v_t, p_t), readers, recorded):
+        overflow, wrappers = guards[id(p)][0], [guards[id(w)][2] for w in (p, m, v)]
+        if any(guards[id(w)][0] is not overflow for w in (m, v)):
+            continue
+        nodes = nodes + [w for w in wrappers if w is not None]
+        if not _private(nodes, tuple(guards[id(w)][3] for w in (m, v, p)), readers,
+                        recorded):
             continue
         if not _fusable_layout(p, g, m, v, lr_t, beta_1, beta_2):
             continue
         claimed.update(written)
-        key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon)
+        key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon, id(overflow))
         if key not in groups:
-            groups[key] = ((lr_t, beta_1, beta_2, epsilon), [])
+            groups[key] = ((lr_t, beta_1, beta_2, epsilon, overflow), [])
         groups[key][1].append((p, g, m, v))
         result.skipped.update(id(n) for n in nodes)
         result.written.update((id(p), id(m), id(v)))
-        result.reads += [s for s in (g, lr_t, beta_1, beta_2) if graph.is_symbol(s)]
+        result.reads += [s for s in (g, lr_t, beta_1, beta_2, overflow) if graph.is_symbol(s)]
     result.groups = list(groups.values())
     _skip_dead(first_nodes, result, outputs, updates, metric_nodes)
     return result
+
+
+def _guard(variable, value):
+    """`(overflow, guarded value, guard node, value)` when `value` is
+    `unless_overflow(overflow, guarded value, variable)`, else `(None, value, None, value)`."""
+    node = _node(value, _UNLESS_OVERFLOW)
+    if node is None or len(node.args) != 3 or node.args[2] is not variable:
+        return None, value, None, value
+    return node.args[0], node.args[1], node, value
 
 
 def _key(value):
@@ -275,39 +296,113 @@ def _infinite_step(device):
 
 
 def _fused(p, g, m, v):
-    """True if `torch._fused_adam_` computes this weight's update (it reads memory densely)."""
+    """True if `torch._fused_adam_` computes this weight's update: it reads the tensors'
+    memory element by element in one order, so they must be dense with the same strides
+    (the gradient is made so by `_dense_like`)."""
     return (p.device.type in _FUSED_DEVICES and p.dtype in _FUSED_DTYPES and
-            all(x.is_contiguous() and x.device == p.device and x.dtype == p.dtype
-                for x in (p, g, m, v)))
+            _dense(p) and
+            all(x.device == p.device and x.dtype == p.dtype for x in (g, m, v)) and
+            _same_strides(m, p) and _same_strides(v, p))
 
 
-def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
-    """Writes Keras' Adam update of every weight into `params`, `ms` and `vs`.
+def _same_strides(x, y):
+    """True if `x` and `y` (of one shape) lay their elements out alike (the stride of an
+    axis of size 1 does not matter)."""
+    return all(a == b for size, a, b in zip(x.shape, x.stride(), y.stride()) if size != 1)
 
-    # Arguments
+
+def _dense(x):
+    """True if `x`'s elements fill its memory without gaps or overlaps, in any axis order."""
+    expected = 1
+    for stride, size in sorted((t, s) for s, t in zip(x.shape, x.stride()) if s != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _dense_like(g, p):
+    """`g` laid out in memory as `p` is."""
+    return torch.empty_like(p).copy_(g)
+
+
+class Update:
+    """One program's call site of the fused update: `Update()(params, grads, ...)` writes
+    Keras' Adam update of every weight into `params`, `ms` and `vs`.
+
+    Nothing is read back from the device: `lr_t` goes to the fused kernel as a tensor, and
+    `beta_1`, `beta_2` (Keras' optimizer variables) are read only when they change
+    (`variables.host_scalar`). Which weights the fused kernel takes depends on their layout
+    and their gradients' strides, which a program keeps from call to call: it is decided
+    again only when a gradient's strides change.
+
+    # Arguments (of a call)
         params, grads, ms, vs: lists of tensors: the weights, their gradients, first and
             second moments.
-        lr_t: the bias-corrected learning rate, `lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`.
-        beta_1, beta_2: the moments' decay rates; epsilon: float.
+        lr_t: the bias-corrected learning rate, `lr * sqrt(1 - beta_2^t) / (1 - beta_1^t)`,
+            a 0-d tensor or a number.
+        beta_1, beta_2: the moments' decay rates (numbers or one-element variables);
+            epsilon: float.
+        overflow: None, or a loss-scaled step's 0-d float32 flag: where it is set, nothing
+            is written (the fused kernel reads it on the device).
     """
-    lr_t, beta_1, beta_2 = (float(x) for x in (lr_t, beta_1, beta_2))
-    grads = [g.contiguous() for g in grads]
+
+    def __init__(self):
+        self._strides = None
+        self._plan = None
+
+    def __call__(self, params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon, overflow=None):
+        beta_1, beta_2 = variables.host_scalar(beta_1), variables.host_scalar(beta_2)
+        strides = [g.stride() for g in grads]
+        if strides != self._strides:
+            self._strides, self._plan = strides, _plan_update(params, grads, ms, vs)
+        groups, copied, unfused = self._plan
+        for i in copied:
+            grads[i] = _dense_like(grads[i], params[i])
+        for device, indices in groups:
+            torch._fused_adam_(
+                [params[i] for i in indices], [grads[i] for i in indices],
+                [ms[i] for i in indices], [vs[i] for i in indices], [],
+                [_infinite_step(device)] * len(indices), lr=_learning_rate(lr_t, device),
+                beta1=beta_1, beta2=beta_2, weight_decay=0., eps=epsilon, amsgrad=False,
+                maximize=False, found_inf=overflow)
+            # the fused kernel leaves version counters alone; readers of the weights
+            # (folded inference weights, to_torch's caches) see a write through them
+            torch.autograd.graph.increment_version(
+                [t for i in indices for t in (params[i], ms[i], vs[i])])
+        for i in unfused:
+            _unfused_update(params[i], grads[i], ms[i], vs[i], lr_t, beta_1, beta_2, epsilon,
+                            overflow)
+
+
+def _plan_update(params, grads, ms, vs):
+    """`(groups, copied, unfused)`: the fused kernel's calls as `(device, weight indices)`,
+    the gradients to lay out as their weights first, and the weights updated op by op."""
     fused = [i for i, weight in enumerate(zip(params, grads, ms, vs)) if _fused(*weight)]
     by_device = {}
     for i in fused:
         by_device.setdefault(params[i].device, []).append(i)
-    for device, indices in by_device.items():
-        torch._fused_adam_(
-            [params[i] for i in indices], [grads[i] for i in indices],
-            [ms[i] for i in indices], [vs[i] for i in indices], [],
-            [_infinite_step(device)] * len(indices), lr=lr_t, beta1=beta_1, beta2=beta_2,
-            weight_decay=0., eps=epsilon, amsgrad=False, maximize=False)
-        # the fused kernel leaves version counters alone; readers of the weights (folded
-        # inference weights, to_torch's caches) see a write through them
-        torch.autograd.graph.increment_version(
-            [t for i in indices for t in (params[i], ms[i], vs[i])])
-    for i in sorted(set(range(len(params))) - set(fused)):
-        p, g, m, v = params[i], grads[i], ms[i], vs[i]
-        m.mul_(beta_1).add_(g * (1. - beta_1))
-        v.mul_(beta_2).add_(g.square().mul_(1. - beta_2))
-        p.sub_(m * lr_t / v.sqrt().add_(epsilon))
+    copied = [i for i in fused if not _same_strides(grads[i], params[i])]
+    unfused = sorted(set(range(len(params))) - set(fused))
+    return list(by_device.items()), copied, unfused
+
+
+def _unfused_update(p, g, m, v, lr_t, beta_1, beta_2, epsilon, overflow):
+    # Python operators of variables record graph ops: this computes on aliases
+    p, m, v = (t.as_subclass(torch.Tensor) for t in (p, m, v))
+    m_t = m * beta_1 + g * (1. - beta_1)
+    v_t = v * beta_2 + g.square() * (1. - beta_2)
+    p_t = p - m_t * lr_t / (v_t.sqrt() + epsilon)
+    for target, value in ((m, m_t), (v, v_t), (p, p_t)):
+        target.copy_(value if overflow is None else
+                     torch.where(overflow.to(torch.bool), target, value))
+
+
+def _learning_rate(lr_t, device):
+    """`lr_t` as `torch._fused_adam_` takes it: a number, or a float32 tensor of `lr_t`'s
+    value on `device` (the kernel reads it on the device: no host read)."""
+    if not isinstance(lr_t, torch.Tensor):
+        return float(lr_t)
+    if lr_t.device != device or lr_t.dtype != torch.float32:
+        lr_t = lr_t.to(device, torch.float32)
+    return lr_t.reshape(())

@@ -177,6 +177,8 @@ class FusedConvolution:
         self.activation = activation
         self.__name__ = 'fused_' + conv.__name__
         self._kept = all(p is None or isinstance(p, Variable) for p in self.parameters)
+        # the program passes the variables themselves, not aliases made per call
+        self.takes_variables = self._kept
         self._versions = None
         self._weights = None
         self._packed = {}
@@ -195,10 +197,12 @@ class FusedConvolution:
         versions = [(w.data_ptr(), w._version) for w in weights if w is not None]
         if versions != self._versions:
             self._versions = versions
-            self._weights = self._fold(*weights) if self.epsilon is not None else None
+            # plain aliases of the variables: Python operators of variables record graph ops
+            weights = tuple(None if w is None else w.as_subclass(torch.Tensor)
+                            for w in weights)
+            self._weights = self._fold(*weights) if self.epsilon is not None else weights[:2]
             self._packed = {}
-        if self._weights is not None:
-            kernel, bias = self._weights
+        kernel, bias = self._weights
         return conv_bias.fused_convolution(self.conv, x, kernel, self.options, bias,
                                           self.activation, self._packed)
 

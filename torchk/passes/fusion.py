@@ -62,7 +62,7 @@ class Plan:
         return found is not None and id(found[2]) in self.written
 
 
-def plan(first_nodes, recorded, metric_nodes, outputs, updates):
+def plan(first_nodes, recorded, metric_nodes, outputs, updates, numbers=lambda symbol: False):
     """Plans the rewrites of the nodes computed before the updates (see the module doc).
 
     # Arguments
@@ -72,6 +72,8 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
         metric_nodes: nodes of the outputs computed after the updates.
         outputs: the outputs computed before the updates.
         updates: unique (variable, new value) pairs.
+        numbers: tells the symbols whose values are Python numbers in the program (the host
+            scalars pass); an op with one as its first operand keeps its form.
 
     # Returns
         A `Plan` (empty when the pass is off).
@@ -88,13 +90,13 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
             last_read[id(item)] = i
     kept = {id(o) for o in outputs} | {id(v) for _, v in updates}
     kept.update(id(item) for node in metric_nodes for item in node.inputs)
-    writes = _direct_writes(order, symbols, last_read, outputs, updates, recorded)
+    writes = _direct_writes(order, symbols, last_read, outputs, updates, recorded, numbers)
     owned = set()
     for i, node in enumerate(order):
         result_symbol = symbols.get(id(node))
         if id(node) in recorded or result_symbol is None:
             continue
-        call = _into_form(node, result_symbol)
+        call = _into_form(node, result_symbol, numbers)
         if call is not None and id(node) in writes:
             variable = writes[id(node)]
             result.into[id(node)] = call + (variable,)
@@ -123,18 +125,22 @@ def _symbols(nodes, targets):
     return found
 
 
-def _into_form(node, result_symbol):
+def _into_form(node, result_symbol, numbers):
     """`(torch function, args)` computing `node` with an `out=` argument, or None."""
     into = _INTO.get(node.fn)
     if into is None or node.kwargs or len(node.args) != 2:
         return None
     args = node.args
-    if not graph.is_symbol(args[0]) and node.fn in _COMMUTATIVE:
+    if not _tensor_symbol(args[0], numbers) and node.fn in _COMMUTATIVE:
         args = (args[1], args[0])
     shape = result_symbol._static_shape
-    if not graph.is_symbol(args[0]) or shape is None or None in shape:
+    if not _tensor_symbol(args[0], numbers) or shape is None or None in shape:
         return None
     return into, args
+
+
+def _tensor_symbol(value, numbers):
+    return graph.is_symbol(value) and not numbers(value)
 
 
 def _layout(value):
@@ -150,7 +156,7 @@ def _same_layout(value, result_symbol):
             and dtype == result_symbol._torch_dtype)
 
 
-def _direct_writes(order, symbols, last_read, outputs, updates, recorded):
+def _direct_writes(order, symbols, last_read, outputs, updates, recorded, numbers):
     """`{node id: variable}` for the updates whose last op may write into the variable."""
     after_gradients = max((i for i, n in enumerate(order) if n.kind == GRADIENTS), default=-1)
     position = {id(n): i for i, n in enumerate(order)}
@@ -170,7 +176,7 @@ def _direct_writes(order, symbols, last_read, outputs, updates, recorded):
         if (node is None or id(node) in recorded or i <= after_gradients
                 or symbols.get(id(node)) is not value or id(value) in read_at_end
                 or value_ids.count(id(value)) > 1 or id(variable) in read_at_end
-                or _into_form(node, value) is None or not _same_layout(variable, value)
+                or _into_form(node, value, numbers) is None or not _same_layout(variable, value)
                 or last_read.get(id(variable), -1) > i):
             continue
         aliases = _aliases(order, variable)
