@@ -25,29 +25,38 @@ def masks(recurrent_dropout, time_mask):
     return recurrent, keep
 
 
+def combined(outputs):
+    """One output depending on the sequence and on every last state, so that the backward
+    pass gets all their gradients at once (gradcheck differentiates each output alone)."""
+    h_all, *last = outputs
+    return h_all * 1.5 + sum(state * (i + 2.) for i, state in enumerate(last))
+
+
 @pytest.mark.parametrize('activations', [('tanh', 'sigmoid'), ('relu', 'hard_sigmoid'),
                                          ('linear', 'sigmoid')])
 @pytest.mark.parametrize('recurrent_dropout', [False, True])
 @pytest.mark.parametrize('time_mask', [False, True])
-def test_kernel_gradients(activations, recurrent_dropout, time_mask):
+@pytest.mark.parametrize('together', [False, True], ids=['each_output', 'all_outputs'])
+def test_kernel_gradients(activations, recurrent_dropout, time_mask, together):
     recurrent_mask, keep = masks(recurrent_dropout, time_mask)
     activation, recurrent_activation = activations
+    outputs = combined if together else (lambda outputs: outputs)
 
     def lstm(projected, h0, c0, kernel):
-        return LSTMRecurrence.apply(projected, h0, c0, kernel, recurrent_mask, keep,
-                                    activation, recurrent_activation)
+        return outputs(LSTMRecurrence.apply(projected, h0, c0, kernel, recurrent_mask, keep,
+                                            activation, recurrent_activation))
     assert torch.autograd.gradcheck(lstm, tensors((STEPS, BATCH, 4 * UNITS), (BATCH, UNITS),
                                                   (BATCH, UNITS), (UNITS, 4 * UNITS)))
     for reset_after in (False, True):
         def gru(projected, h0, kernel, bias):
-            return GRURecurrence.apply(projected, h0, kernel, bias if reset_after else None,
-                                       recurrent_mask, keep, activation, recurrent_activation,
-                                       reset_after)
+            return outputs(GRURecurrence.apply(
+                projected, h0, kernel, bias if reset_after else None, recurrent_mask, keep,
+                activation, recurrent_activation, reset_after))
         assert torch.autograd.gradcheck(gru, tensors(
             (STEPS, BATCH, 3 * UNITS), (BATCH, UNITS), (UNITS, 3 * UNITS), (3 * UNITS,)))
 
     def simple(projected, h0, kernel):
-        return SimpleRNNRecurrence.apply(projected, h0, kernel, recurrent_mask, keep,
-                                         activation)
+        return outputs(SimpleRNNRecurrence.apply(projected, h0, kernel, recurrent_mask, keep,
+                                                 activation))
     assert torch.autograd.gradcheck(simple, tensors((STEPS, BATCH, UNITS), (BATCH, UNITS),
                                                     (UNITS, UNITS)))
