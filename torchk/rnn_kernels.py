@@ -56,10 +56,11 @@ def _linear(x, out):
     return x if x is out else out.copy_(x)
 
 
-# name: (f(x, out) writing the activation of `x` into `out`, derivative from the output)
+# name: (f(x, out) writing the activation of `x` into `out`, derivative from the output, in
+# one pass over the sequence where torch has the op)
 ACTIVATIONS = {
-    'tanh': (_tanh, lambda y: 1. - y * y),
-    'sigmoid': (_sigmoid, lambda y: y * (1. - y)),
+    'tanh': (_tanh, lambda y: torch.addcmul(y.new_ones(()), y, y, value=-1.)),
+    'sigmoid': (_sigmoid, lambda y: torch.addcmul(y, y, y, value=-1.)),
     'hard_sigmoid': (_hard_sigmoid, lambda y: ((y > 0.) & (y < 1.)).to(y.dtype) * 0.2),
     'relu': (_relu, lambda y: (y > 0.).to(y.dtype)),
     'linear': (_linear, torch.ones_like),
@@ -158,12 +159,13 @@ class _StateGradient:
         self._steps = gradients.unbind(0)
         self._columns = gradients.unsqueeze(2).unbind(0)
 
-    def fold(self, factor):
+    def fold(self, factor, in_place=True):
         """`factor` (`(time, batch, units)` or `(time, batch, k, units)`) of `dh` with the
-        masks folded in."""
+        masks folded in (into `factor` itself unless `in_place` is False)."""
         if self.scale is None:
             return factor
-        return factor * (self.scale if factor.dim() == 3 else self.scale.unsqueeze(2))
+        scale = self.scale if factor.dim() == 3 else self.scale.unsqueeze(2)
+        return factor.mul_(scale) if in_place else factor * scale
 
     def _output(self, t):
         return self.d_outputs[t - 1] if self.d_outputs is not None and t > 0 else None
@@ -196,6 +198,20 @@ class _StateGradient:
     def initial(self, dh):
         """The gradient on the initial state from the first step's `dh`."""
         return dh * self.mask if self.folded else dh
+
+
+def _stacked_products(*products):
+    """Element-wise products stacked on a new axis 2, each written in place: `(a, b)` is
+    `a * b` (`b` a tensor or a number), `(a, value, b, c)` is `a + value * b * c`."""
+    first = products[0][0]
+    stacked = first.new_empty(first.shape[:2] + (len(products),) + first.shape[2:])
+    for k, product in enumerate(products):
+        if len(product) == 2:
+            torch.mul(*product, out=stacked[:, :, k])
+        else:
+            a, value, b, c = product
+            torch.addcmul(a, b, c, value=value, out=stacked[:, :, k])
+    return stacked
 
 
 def _weight_gradient(inputs, d_outputs):
@@ -246,11 +262,12 @@ class LSTMRecurrence(torch.autograd.Function):
         units = width // 4
         state = _StateGradient(d_h_all, d_h_last, recurrent_mask, keep, tanh_c)
         o, i, f, candidate = gates.split(units, dim=2)
+        do, di, df = dract(gates[:, :, :3 * units]).split(units, dim=2)
         # d(pre-activation of o) = dh * o_factor; of i, f, c: dc * ifc_factors
-        o_factor = state.fold(tanh_c * dract(o))
+        o_factor = state.fold(tanh_c * do)
         dc_dh = state.fold(o * dact(tanh_c))
-        ifc_factors = torch.stack([candidate * dract(i), c_states[:-1] * dract(f),
-                                   i * dact(candidate)], dim=2)
+        ifc_factors = _stacked_products((candidate, di), (c_states[:-1], df),
+                                        (i, dact(candidate)))
         dc_previous = f
         if keep is not None:
             ifc_factors = state.fold(ifc_factors)
@@ -350,15 +367,16 @@ class GRURecurrence(torch.autograd.Function):
         z, r = zr.split(units, dim=2)
         # h = lerp(candidate, hd, z): d(pre-activations of candidate and z) = dh * these,
         # d(hd) = dh * z + what the matmuls give back
-        candidate_z_factors = state.fold(torch.stack(
-            [(1. - z) * dact(candidates), (dropped - candidates) * dract(z)], dim=2))
-        z_factor = state.fold(z)
+        d_candidates = dact(candidates)
+        candidate_z_factors = state.fold(_stacked_products(
+            (d_candidates, -1., z, d_candidates), (dropped - candidates, dract(z))))
+        z_factor = state.fold(z, in_place=False)
         # d(pre-activations) in the order (candidate, z, r[, the recurrent matmul's h part])
         d_pre = candidates.new_empty(steps, batch, (4 if reset_after else 3) * units)
         kernel_t = recurrent_kernel.t().contiguous()  # mm of a transposed view: 2x slower
         if reset_after:
             # d(pre-activation of r) and d(the matmul's h part) = d(candidate) * these
-            r_factors = torch.stack([inner[:, :, 2 * units:] * dract(r), r], dim=2)
+            r_factors = _stacked_products((inner[:, :, 2 * units:], dract(r)), (r, 1.))
             d_r_inner_steps = d_pre[:, :, 2 * units:].unflatten(2, (2, units)).unbind(0)
         else:
             kernel_zr_t, kernel_h_t = kernel_t.split([2 * units, units], dim=0)
