@@ -335,30 +335,50 @@ def _cell_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel
     recurrent_bias = None
     if reset_after and bias is not None:
         bias, recurrent_bias = bias[0], bias[1]
-    projected = _project(inputs.transpose(0, 1), kernel, bias, input_masks)
+    inputs = inputs.transpose(0, 1)
     if graph.exporting():
         h_all, states = rnn_scan.cell_recurrence(
-            cell_name, projected, initial_states, recurrent_kernel, recurrent_bias,
-            recurrent_mask, keep, activation, recurrent_activation, reset_after)
-    elif cell_name == 'LSTMCell':
-        h_all, c = rnn_kernels.LSTMRecurrence.apply(
-            projected, *initial_states, recurrent_kernel, recurrent_mask, keep, activation,
-            recurrent_activation)
-        states = [h_all[-1], c]
-    elif cell_name == 'GRUCell':
-        h_all = rnn_kernels.GRURecurrence.apply(
-            projected, initial_states[0], recurrent_kernel, recurrent_bias, recurrent_mask,
-            keep, activation, recurrent_activation, reset_after)
-        states = [h_all[-1]]
+            cell_name, _project(inputs, kernel, bias, input_masks), initial_states,
+            recurrent_kernel, recurrent_bias, recurrent_mask, keep, activation,
+            recurrent_activation, reset_after)
     else:
-        h_all = rnn_kernels.SimpleRNNRecurrence.apply(
-            projected, initial_states[0], recurrent_kernel, recurrent_mask, keep, activation)
-        states = [h_all[-1]]
+        h_all, states = _kernel_recurrence(
+            cell_name, inputs, initial_states, kernel, recurrent_kernel, bias, recurrent_bias,
+            input_masks, recurrent_mask, keep, activation, recurrent_activation, reset_after)
+    last = states[0]
     if keep is not None:
         # outputs repeat the previous output on masked steps: zeros before the first kept one
         # (`cumsum`, not `cummax`: ONNX has no cummax)
-        h_all = torch.where(keep.cumsum(0) > 0, h_all, torch.zeros_like(h_all))
-    return h_all[-1], h_all.transpose(0, 1), states
+        seen = keep.cumsum(0) > 0
+        h_all = torch.where(seen, h_all, torch.zeros_like(h_all))
+        last = torch.where(seen[-1], last, torch.zeros_like(last))
+    return last, h_all.transpose(0, 1), states
+
+
+def _kernel_recurrence(cell_name, inputs, initial_states, kernel, recurrent_kernel, bias,
+                       recurrent_bias, input_masks, recurrent_mask, keep, activation,
+                       recurrent_activation, reset_after):
+    """A kernel of `rnn_kernels` over time-major `inputs`: `(h of every step, states)`.
+    The input weights (and the LSTM's recurrent kernel) are put in the kernels' gate order
+    before the projection, so the kernels read and write the gates without copies."""
+    if cell_name == 'SimpleRNNCell':
+        h_all, h = rnn_kernels.SimpleRNNRecurrence.apply(
+            _project(inputs, kernel, bias, input_masks), initial_states[0], recurrent_kernel,
+            recurrent_mask, keep, activation)
+        return h_all, [h]
+    gates = 4 if cell_name == 'LSTMCell' else 3
+    kernel, bias, input_masks = (None if w is None else rnn_kernels.kernel_order(w, gates)
+                                 for w in (kernel, bias, input_masks))
+    projected = _project(inputs, kernel, bias, input_masks)
+    if cell_name == 'LSTMCell':
+        h_all, h, c = rnn_kernels.LSTMRecurrence.apply(
+            projected, *initial_states, rnn_kernels.kernel_order(recurrent_kernel, 4),
+            recurrent_mask, keep, activation, recurrent_activation)
+        return h_all, [h, c]
+    h_all, h = rnn_kernels.GRURecurrence.apply(
+        projected, initial_states[0], recurrent_kernel, recurrent_bias, recurrent_mask, keep,
+        activation, recurrent_activation, reset_after)
+    return h_all, [h]
 
 
 def _masks(masks):

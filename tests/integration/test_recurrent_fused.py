@@ -174,6 +174,21 @@ def test_cell_kernel_equals_the_generic_loop(layer_class, options, masked, go_ba
     assert_same_training(fast, looped, sequences(masked=masked))
 
 
+# A layer returning its last output only: the gradient reaches the kernels through the last
+# state alone, and the recurrent-dropout mask is folded into the step factors.
+@pytest.mark.parametrize('layer_class, options', [
+    (LSTM, dict(dropout=0.3, recurrent_dropout=0.3)),
+    (GRU, dict(dropout=0.3, recurrent_dropout=0.3)),
+    (GRU, dict(reset_after=True, recurrent_dropout=0.3)),
+    (SimpleRNN, dict(recurrent_dropout=0.3)),
+])
+@pytest.mark.parametrize('masked', [False, True])
+def test_cell_kernel_on_the_last_output_equals_the_generic_loop(layer_class, options, masked):
+    fast, looped = model_pair(lambda: layer_class(5, **options), masked=masked)
+    assert '_cell_recurrence' in recurrence_names(fast)
+    assert_same_training(fast, looped, sequences(masked=masked))
+
+
 @pytest.mark.parametrize('layer_class', [LSTM, GRU, SimpleRNN])
 def test_masked_kernel_is_invariant_to_padding_length(layer_class):
     model = Sequential([keras.layers.Masking(0., input_shape=(None, 3)), layer_class(4)])
