@@ -90,6 +90,13 @@ def _concatenate(tensors, axis):
 
 
 @op
+def _dimension(x, axis):
+    """`K.shape(x)[axis]` of an axis whose size is known when the graph runs: a 0-d int64
+    tensor."""
+    return torch.tensor(x.shape[axis], dtype=torch.int64)
+
+
+@op
 def reshape(x, shape):
     """Reshapes a tensor to the specified shape.
 

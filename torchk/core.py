@@ -4,6 +4,7 @@ Also a library of its own: `from torchk import core as K` works on plain torch t
 This module holds the object model (tensors, shapes, creators) and re-exports the ops,
 which live in modules by domain.
 """
+import builtins
 import sys
 
 import numpy as np
@@ -30,6 +31,7 @@ from .random_ops import (dropout, random_binomial, random_normal, random_normal_
 from .math_ops import *  # noqa: F401,F403  (each op module lists its ops in __all__)
 from .math_ops import less, less_equal
 from .array_ops import *  # noqa: F401,F403
+from .array_ops import _dimension
 from .nn_ops import *  # noqa: F401,F403
 from .conv_ops import *  # noqa: F401,F403
 from .rnn import foldl, foldr, map_fn, rnn  # noqa: F401
@@ -106,12 +108,52 @@ def _shape(x):
     return torch.tensor(tuple(x.shape), dtype=torch.int64)
 
 
+class ShapeTensor(graph.KerasTensor):
+    """`K.shape` of a symbol whose shape is partly static: its entries at the static axes
+    are constants (a program computes nothing for them), the others are read when the
+    graph runs, one axis at a time."""
+
+    def __init__(self, symbol, of):
+        super().__init__(symbol.node, symbol.path, symbol._static_shape, symbol._torch_dtype,
+                         symbol._examples, symbol.name)
+        self._dimensions = tuple(of._static_shape)
+        self._of = of
+
+    def __getitem__(self, key):
+        rank = len(self._dimensions)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool) \
+                and -rank <= key < rank:
+            size = self._dimensions[key]
+            return _dimension(self._of, key % rank) if size is None else _constant_shape(size)
+        if isinstance(key, builtins.slice) and not graph.contains_symbol(key):
+            sizes = self._dimensions[key]
+            if None not in sizes:
+                return _constant_shape(sizes)
+        return super().__getitem__(key)
+
+
+def _constant_shape(sizes):
+    """Sizes known when the graph is built, as `_shape` gives them."""
+    return torch.tensor(sizes, dtype=torch.int64)
+
+
 def shape(x):
     """Returns the shape of a tensor as a 1-D int64 tensor (symbolic for symbols).
+
+    The static part of a symbol's shape is known when the graph is built: `K.shape(x)` of a
+    symbol of static shape, and `K.shape(x)[i]` (or a slice) at its static axes, are
+    constant tensors; an unknown axis `K.shape(x)[i]` is the one size read when the graph
+    runs.
 
     # Example
     >>> K.reshape(x, (K.shape(x)[0], -1))
     """
+    if isinstance(x, graph.SymbolicOperators):
+        static = int_shape(x)
+        if static is not None and None not in static:
+            return _constant_shape(tuple(static))
+        symbol = _shape(x)
+        return symbol if static is None else ShapeTensor(symbol, x)
     return _shape(x)
 
 
