@@ -116,9 +116,7 @@ def convert_feed(symbol, value, position, device):
     placeholder's dtype, as a TF session does (`np.asarray(value, dtype)`: floats truncate
     into ints); a value that already has that dtype is not copied."""
     if is_learning_phase(symbol):
-        if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
-            return torch.tensor(bool(value))
-        raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
+        return _PHASE_FEEDS[_phase_value(value)]
     if getattr(symbol, '_is_sparse', False) and hasattr(value, 'tocoo'):
         return sparse_tensor(value, symbol._torch_dtype, device)
     expected_dtype = symbol._torch_dtype
@@ -140,6 +138,22 @@ def convert_feed(symbol, value, position, device):
         host = dtypes.as_tensor(value, dtype=expected_dtype).pin_memory()
         return host.to(device, non_blocking=True)
     return dtypes.as_tensor(value, dtype=expected_dtype, device=device)
+
+
+# The learning phase as a program reads it when it is fed (`convert_feed`): the same host
+# tensors on every call, made once.
+_PHASE_FEEDS = {False: torch.tensor(False), True: torch.tensor(True)}
+
+
+def _phase_value(value):
+    """A value fed to the learning phase, as a bool.
+
+    # Raises
+        TypeError: if `value` is not a scalar.
+    """
+    if isinstance(value, (bool, int, float, np.number, np.bool_)) or np.ndim(value) == 0:
+        return bool(value)
+    raise TypeError('The learning phase must be fed 0 or 1, got %r.' % (value,))
 
 
 def _check_feed_shape(symbol, given_shape, position):
@@ -276,9 +290,10 @@ class Function:
             built = compiled.CompiledProgram(built, self.name)
         return built, [torch.tensor(False) for _ in unfed]
 
-    def _select_program(self, feeds):
-        """Sets `_program` and `_defaults` to the program for these feeds' learning phase."""
-        fed_phase = bool(feeds[self._phase_position])
+    def _select_program(self, inputs):
+        """Sets `_program` and `_defaults` to the program for the learning phase among these
+        input values (read as given, before they become tensors)."""
+        fed_phase = _phase_value(inputs[self._phase_position])
         if fed_phase not in self._programs:
             self._programs[fed_phase] = self._build(fed_phase)
         self._program, self._defaults = self._programs[fed_phase]
@@ -327,7 +342,7 @@ class Function:
         device = config.device()
         feeds = [self._feed(i, v, device) for i, v in enumerate(inputs)]
         if self._phase_position is not None:
-            self._select_program(feeds)
+            self._select_program(inputs)
         values = self._run(feeds)
         if self._recorded:
             return [v.detach() if isinstance(v, torch.Tensor) else v for v in values]
