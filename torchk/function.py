@@ -10,6 +10,7 @@ from . import dtypes
 from . import graph
 from . import program
 from . import strings
+from .passes import batch_norm_fusion
 from .passes import compiled
 from .passes import folding
 from .passes import phase
@@ -279,6 +280,8 @@ class Function:
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
+        outputs, updates = batch_norm_fusion.fuse(outputs, updates, self._metric_flags,
+                                                  self.inputs)
         # A whole-step compile plans its own memory: it gets no `out=` destinations.
         step = compiled.enabled()
         built, unfed = program.compile_program(self.inputs, outputs, updates,
