@@ -16,6 +16,11 @@ bias correction Keras folds into `lr_t` is turned off by a step count of infinit
 where that kernel does not apply, with in-place torch ops. Same formula: values agree with
 the unfused program to float32 rounding, not bit for bit.
 
+The moments Keras makes with `K.zeros` are laid out in memory like their weight when the
+program is built (`variables.lay_out`: a convolution kernel is laid out as the torch weight),
+so the four tensors of a weight share one memory order and the fused kernel reads them as
+contiguous views of it, the gradient included, without a copy.
+
 A chain is replaced only when nothing else reads its intermediate values, its new values
 are read by nothing but their updates, and the three variables are updated by nothing else
 (`amsgrad`, weight constraints or any other arithmetic leave it as it is). The call runs
@@ -31,6 +36,7 @@ import torch
 from .. import config
 from .. import graph
 from .. import math_ops
+from .. import variables
 
 _switch = config.PassSwitch('TORCHK_ADAM_FUSION')
 enabled = _switch.enabled
@@ -75,7 +81,7 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
     if not enabled():
         return result
     new_values = {id(variable): value for variable, value in updates}
-    variables = {id(variable): variable for variable, _ in updates}
+    updated = {id(variable): variable for variable, _ in updates}
     # reads of each node's results: by nodes, as outputs, as update values
     readers = {}
     read = [i for node in list(first_nodes) + list(metric_nodes) for i in node.inputs]
@@ -86,7 +92,7 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
     groups = {}
     claimed = set()
     for p, p_t in updates:
-        chain = _match(p, p_t, new_values, variables)
+        chain = _match(p, p_t, new_values, updated)
         if chain is None:
             continue
         (g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t = chain
@@ -98,6 +104,10 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
         if not _fusable_layout(p, g, m, v, lr_t, beta_1, beta_2):
             continue
         claimed.update(written)
+        for moment in (m, v):
+            # Keras makes the moments with `K.zeros`: laid out as their weight (a kernel
+            # laid out for its convolution), one fused kernel reads all four densely.
+            variables.lay_out(moment, variables.memory_order(p))
         key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon)
         if key not in groups:
             groups[key] = ((lr_t, beta_1, beta_2, epsilon), [])
@@ -164,7 +174,7 @@ def _moment(symbol, moment):
     return None
 
 
-def _match(p, p_t, new_values, variables):
+def _match(p, p_t, new_values, updated):
     """`((g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t)` when `p_t` is Keras'
     Adam step of `p` from moments `m`, `v` that are themselves updated to `m_t`, `v_t`;
     `nodes` are the chain's nodes. Else None."""
@@ -184,8 +194,8 @@ def _match(p, p_t, new_values, variables):
     if root_node is None or type(epsilon) is not float or len(root_node.args) != 1:
         return None
     v_t = root_node.args[0]
-    m_found = _moment_of(m_t, new_values, variables)
-    v_found = _moment_of(v_t, new_values, variables)
+    m_found = _moment_of(m_t, new_values, updated)
+    v_found = _moment_of(v_t, new_values, updated)
     if m_found is None or v_found is None:
         return None
     (m, (beta_1, g, m_nodes)), (v, (beta_2, squared, v_nodes)) = m_found, v_found
@@ -196,12 +206,12 @@ def _match(p, p_t, new_values, variables):
     return (g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t
 
 
-def _moment_of(value, new_values, variables):
+def _moment_of(value, new_values, updated):
     """`(moment variable, _moment(...))` for the variable whose update value is `value`."""
     for key, new in new_values.items():
         if new is value:
-            found = _moment(value, variables[key])
-            return None if found is None else (variables[key], found)
+            found = _moment(value, updated[key])
+            return None if found is None else (updated[key], found)
     return None
 
 
@@ -274,6 +284,20 @@ def _infinite_step(device):
     return _INFINITE_STEPS[device]
 
 
+def _dense(p, g, m, v):
+    """The four tensors viewed in the order of `p`'s memory, the gradient copied into that
+    order if it is not in it: contiguous views of a weight and moments laid out otherwise
+    than their shape (a convolution kernel's, `variables.lay_out`); as they are when the
+    moments are laid out otherwise than the weight (the in-place fallback reads any)."""
+    order = variables.memory_order(p)
+    if order == sorted(order):
+        return p, g.contiguous(), m, v
+    views = [x.permute(order) for x in (p, m, v)]
+    if not all(x.is_contiguous() for x in views):
+        return p, g, m, v
+    return views[0], g.permute(order).contiguous(), views[1], views[2]
+
+
 def _fused(p, g, m, v):
     """True if `torch._fused_adam_` computes this weight's update (it reads memory densely)."""
     return (p.device.type in _FUSED_DEVICES and p.dtype in _FUSED_DTYPES and
@@ -291,23 +315,21 @@ def apply(params, grads, ms, vs, lr_t, beta_1, beta_2, epsilon):
         beta_1, beta_2: the moments' decay rates; epsilon: float.
     """
     lr_t, beta_1, beta_2 = (float(x) for x in (lr_t, beta_1, beta_2))
-    grads = [g.contiguous() for g in grads]
-    fused = [i for i, weight in enumerate(zip(params, grads, ms, vs)) if _fused(*weight)]
+    weights = [_dense(*weight) for weight in zip(params, grads, ms, vs)]
+    fused = [i for i, weight in enumerate(weights) if _fused(*weight)]
     by_device = {}
     for i in fused:
         by_device.setdefault(params[i].device, []).append(i)
     for device, indices in by_device.items():
-        torch._fused_adam_(
-            [params[i] for i in indices], [grads[i] for i in indices],
-            [ms[i] for i in indices], [vs[i] for i in indices], [],
-            [_infinite_step(device)] * len(indices), lr=lr_t, beta1=beta_1, beta2=beta_2,
-            weight_decay=0., eps=epsilon, amsgrad=False, maximize=False)
+        p, g, m, v = ([weights[i][k] for i in indices] for k in range(4))
+        torch._fused_adam_(p, g, m, v, [], [_infinite_step(device)] * len(indices), lr=lr_t,
+                           beta1=beta_1, beta2=beta_2, weight_decay=0., eps=epsilon,
+                           amsgrad=False, maximize=False)
         # the fused kernel leaves version counters alone; readers of the weights (folded
         # inference weights, to_torch's caches) see a write through them
-        torch.autograd.graph.increment_version(
-            [t for i in indices for t in (params[i], ms[i], vs[i])])
+        torch.autograd.graph.increment_version(p + m + v)
     for i in sorted(set(range(len(params))) - set(fused)):
-        p, g, m, v = params[i], grads[i], ms[i], vs[i]
+        p, g, m, v = weights[i]
         m.mul_(beta_1).add_(g * (1. - beta_1))
         v.mul_(beta_2).add_(g.square().mul_(1. - beta_2))
         p.sub_(m * lr_t / v.sqrt().add_(epsilon))
