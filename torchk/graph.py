@@ -267,6 +267,12 @@ class Node:
     def name(self):
         return getattr(self.fn, '__name__', type(self.fn).__name__)
 
+    def bound_arguments(self):
+        """The node's arguments by `fn`'s parameter names, defaults included."""
+        arguments = inspect.signature(self.fn).bind(*self.args, **self.kwargs)
+        arguments.apply_defaults()
+        return arguments.arguments
+
 
 class KerasTensor(SymbolicOperators):
     """A symbolic tensor: a placeholder, or the result of an op on Keras symbols.

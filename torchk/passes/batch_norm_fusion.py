@@ -44,7 +44,6 @@ nothing else reads them, so the outputs are still those of the state before the 
 `TORCHK_BN_FUSION=0` (or `set_enabled(False)`) turns the pass off for programs built
 afterwards.
 """
-import inspect
 import math
 import operator
 
@@ -125,8 +124,7 @@ class _Step:
     node's arguments, the moving statistics, torch's momentum, and the nodes that the fused
     node replaces."""
 
-    def __init__(self, node, arguments, variables, momentum, nodes):
-        self.node = node
+    def __init__(self, arguments, variables, momentum, nodes):
         self.arguments = arguments
         self.variables = variables
         self.momentum = momentum
@@ -165,16 +163,10 @@ def _readers(nodes, outputs, updates):
     return readers
 
 
-def _bound(node):
-    arguments = inspect.signature(node.fn).bind(*node.args, **node.kwargs)
-    arguments.apply_defaults()
-    return arguments.arguments
-
-
 def _match(node, readers, new_values):
     """The `_Step` of a `normalize_batch_in_training` node, or None when its results and
     the moving statistics are not used as the module doc requires."""
-    arguments = _bound(node)
+    arguments = node.bound_arguments()
     x, epsilon, axes = arguments['x'], arguments['epsilon'], arguments['reduction_axes']
     if (not isinstance(x, graph.KerasTensor) or x._static_shape is None
             or not x._torch_dtype.is_floating_point or type(epsilon) is not float
@@ -189,9 +181,7 @@ def _match(node, readers, new_values):
         return None
     mean = _moving_average(readers, (id(node), (1,)), new_values)
     corrected = _only_reader(readers, (id(node), (2,)))
-    if mean is None or corrected is None or corrected is _OUTPUT:
-        return None
-    if not _is_corrected_variance(corrected, node, x, axes, epsilon):
+    if mean is None or not _is_corrected_variance(corrected, node, x, axes, epsilon):
         return None
     variance = _moving_average(readers, (id(corrected), ()), new_values)
     if variance is None or mean[1] != variance[1] or mean[0] is variance[0]:
@@ -202,7 +192,7 @@ def _match(node, readers, new_values):
         return None
     if any(v.numel() != math.prod(kept) or not v.is_contiguous() for v in variables):
         return None
-    return _Step(node, arguments, variables, mean[1], mean[2] + variance[2] + [corrected])
+    return _Step(arguments, variables, mean[1], mean[2] + variance[2] + [corrected])
 
 
 def _dtype(value):
