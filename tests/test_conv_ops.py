@@ -950,3 +950,40 @@ def test_gradients(name, fn, shapes, kwargs):
     inputs = [torch.randn(*s, dtype=torch.float64, generator=generator, requires_grad=True)
               for s in shapes]
     assert torch.autograd.gradcheck(lambda *a: fn(*a, **kwargs), inputs)
+
+
+def _kernel_layout_cases():
+    yield 'conv2d channels_last', C.conv2d, (2, 6, 5, 3), [(3, 3, 3, 4)], LAST
+    yield 'conv2d channels_first', C.conv2d, (2, 3, 6, 5), [(3, 3, 3, 4)], FIRST
+    yield 'conv3d channels_last', C.conv3d, (2, 4, 5, 6, 3), [(2, 3, 2, 3, 4)], LAST
+    yield 'conv1d', C.conv1d, (2, 7, 3), [(3, 3, 4)], LAST
+    yield 'depthwise_conv2d', C.depthwise_conv2d, (2, 6, 5, 3), [(3, 3, 3, 1)], LAST
+    yield 'depthwise_conv2d multiplier 2', C.depthwise_conv2d, (2, 6, 5, 3), [(3, 3, 3, 2)],\
+        LAST
+    yield 'separable_conv2d', C.separable_conv2d, (2, 6, 5, 3), [(3, 3, 3, 2), (1, 1, 6, 4)],\
+        LAST
+
+
+@pytest.mark.parametrize('name, conv, input_shape, kernel_shapes, data_format',
+                         list(_kernel_layout_cases()), ids=[c[0] for c in _kernel_layout_cases()])
+def test_a_kernel_variable_is_laid_out_as_its_gradient_comes(name, conv, input_shape,
+                                                              kernel_shapes, data_format):
+    """Recorded into a convolution, a kernel variable takes the memory order of the torch
+    weight whose gradient the backend computes: the gradient of the Keras-shaped kernel then
+    has the variable's strides (no copy before the optimizer's update), values unchanged."""
+    rng = np.random.RandomState(0)
+    values = [rng.randn(*s).astype('float32') for s in kernel_shapes]
+    kernels = [K.variable(v) for v in values]
+    x = rng.randn(*input_shape).astype('float32')
+    symbol = conv(K.placeholder(shape=(None,) + input_shape[1:]), *kernels,
+                  data_format=data_format)
+    got = K.function([symbol.node.args[0]], [symbol])([x])[0]
+    expected = conv(torch.from_numpy(x), *map(torch.from_numpy, values), data_format=data_format)
+    np.testing.assert_allclose(got, expected.numpy(), rtol=1e-5, atol=1e-5)
+    plain = [k.as_subclass(torch.Tensor) for k in kernels]
+    y = conv(torch.from_numpy(x), *plain, data_format=data_format)
+    for kernel, value, gradient in zip(kernels, values, torch.autograd.grad(y.sum(), plain)):
+        np.testing.assert_array_equal(K.get_value(kernel), value)
+        assert [s for s, n in zip(gradient.stride(), gradient.shape) if n > 1] == \
+            [s for s, n in zip(kernel.stride(), kernel.shape) if n > 1]
+    assert not kernels[0].is_contiguous()

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as scipy_sparse
 import torch
+from dispatched import DispatchedOps
 
 from torchk import core as K
 
@@ -71,6 +72,32 @@ def test_placeholder_predicates_and_shapes():
     assert list(x.shape) == [None, 3]
     assert K.int_shape(np.zeros((4, 2))) == (4, 2)
     assert K.ndim(K.cast(1.0, 'float32')) == 0
+
+
+def test_the_static_part_of_a_shape_is_known_when_the_graph_is_built():
+    x = K.placeholder(shape=(None, 4, 5))
+    shape = K.shape(x)
+    assert not K.is_keras_tensor(shape) and K.int_shape(shape) == (3,)
+    for static in (shape[1], shape[-1], shape[1:], K.shape(K.variable(np.zeros((2, 3))))):
+        assert isinstance(static, torch.Tensor) and not isinstance(static, K.KerasTensor)
+    assert shape[1].dtype == torch.int64 and shape[1].tolist() == 4
+    assert shape[1:].tolist() == [4, 5] and K.shape(K.variable(np.zeros((2, 3)))).tolist() == [2, 3]
+    # Keras 2.3.1 BatchNormalization's sample size of channels-last images.
+    size = K.cast(K.prod([shape[a] for a in (0, 1, 2)]), 'float32')
+    ratio = K.cast(K.prod([shape[1], shape[2]]), 'float32')
+    f = K.function([x], [x * ratio, size, shape, shape[:2], shape[0]])
+    value = torch.ones(3, 4, 5)
+    scaled, got_size, got_shape, first_two, batch = f([value])
+    np.testing.assert_array_equal(scaled, 20. * value.numpy())
+    assert (got_size, list(got_shape), list(first_two), batch) == (60., [3, 4, 5], [3, 4], 3)
+    # The static sizes cost nothing per call; the batch is one host tensor per call.
+    shape_ops = ('aten::lift_fresh', 'aten::stack', 'aten::prod.dim_int')
+    for outputs, expected in (([x * ratio], [0, 0, 0]), ([size], [1, 1, 1])):
+        f = K.function([x], outputs)
+        f([value])
+        with DispatchedOps() as dispatched:
+            f([value])
+        assert [dispatched.names.count(name) for name in shape_ops] == expected
 
 
 def test_dtype_round_trips_through_cast():

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 import torch
+from dispatched import DispatchedOps
 
 from torchk import core as K
 from torchk.function import convert_feed
@@ -226,6 +227,21 @@ def test_learning_phase_defaults_to_zero_and_accepts_int_and_float():
     assert f([np.ones(2), 1])[0].tolist() == [2., 2.]
     assert f([np.ones(2), 1.])[0].tolist() == [2., 2.]
     assert f([np.ones(2), 0])[0].tolist() == [1., 1.]
+
+
+def test_a_fed_learning_phase_selects_its_program_without_reading_a_tensor():
+    """The phase is read from the value as fed; the program gets a host tensor made once."""
+    x = K.placeholder(shape=(2,))
+    f = K.function([x, K.learning_phase()], [K.in_train_phase(x * 2., x)])
+    value = torch.ones(2)
+    for phase in (1, 0):
+        f([value, phase])
+        with DispatchedOps() as dispatched:
+            assert f([value, np.int64(phase)])[0].tolist() == [1. + phase] * 2
+        assert 'aten::_local_scalar_dense' not in dispatched.names
+        assert 'aten::lift_fresh' not in dispatched.names
+    with pytest.raises(TypeError, match='The learning phase must be fed 0 or 1'):
+        f([value, [1, 0]])
 
 
 def test_set_learning_phase_and_scope():

@@ -709,6 +709,44 @@ def test_normalize_batch_in_training_rejects_bad_arguments(gamma, reduction_axes
         K.normalize_batch_in_training(torch.ones(2, 3, 4), gamma, None, reduction_axes)
 
 
+@pytest.mark.parametrize('shape, reduction_axes', [
+    ((6, 3), [0]), ((2, 3, 4, 5), [0, 1, 2]), ((2, 3, 4, 5), [0, 2, 3]), ((2, 3, 4), [0, 2]),
+    ((3, 2, 4), [0])])
+@pytest.mark.parametrize('dtype', DTYPES)
+def test_normalize_batch_with_moving_statistics(shape, reduction_axes, dtype):
+    """normalize_batch_in_training's tensor, and the moving statistics moved in place as
+    torch's kernel does: the batch variance with Bessel's n / (n - 1)."""
+    x = _values(shape)
+    axes = tuple(a % len(shape) for a in reduction_axes)
+    stats_shape = tuple(s for i, s in enumerate(shape) if i not in axes)
+    gamma, beta = _values(stats_shape, 0.5, 2., seed=1), _values(stats_shape, seed=2)
+    moving = [_values(stats_shape, seed=3), _values(stats_shape, 0.5, 2., seed=4)]
+    moving_mean, moving_variance = (torch.from_numpy(m.astype(dtype)) for m in moving)
+    normed = K.normalize_batch_with_moving_statistics(
+        *(torch.from_numpy(v.astype(dtype)) for v in (x, gamma, beta)), moving_mean,
+        moving_variance, reduction_axes, momentum=0.25, epsilon=1e-3)
+    expected = K.normalize_batch_in_training(
+        *(torch.from_numpy(v.astype(dtype)) for v in (x, gamma, beta)), reduction_axes)[0]
+    torch.testing.assert_close(normed, expected, rtol=0, atol=0)
+    mean, var = _bn_stats(x, axes)
+    count = x.size // var.size
+    _check(moving_mean, 0.75 * moving[0] + 0.25 * mean.reshape(stats_shape), dtype)
+    _check(moving_variance, 0.75 * moving[1] + 0.25 * var.reshape(stats_shape) * count
+           / (count - 1), dtype)
+
+
+def test_normalize_batch_with_moving_statistics_of_one_value_per_channel():
+    """One value per channel: the variance moves towards 0 (Keras' corrected variance of
+    0), the mean towards the values; torch's kernel alone would divide by 0."""
+    x = torch.tensor([[1., -2., 3.]])
+    moving_mean, moving_variance = torch.zeros(3), torch.ones(3)
+    normed = K.normalize_batch_with_moving_statistics(
+        x, None, None, moving_mean, moving_variance, [0], momentum=0.5)
+    torch.testing.assert_close(normed, torch.zeros(1, 3))
+    torch.testing.assert_close(moving_mean, torch.tensor([0.5, -1., 1.5]))
+    torch.testing.assert_close(moving_variance, torch.full((3,), 0.5))
+
+
 # ---------------------------------------------------------------------------------------------
 # Shape inference runs every op on meta tensors: they must work there, without reading values.
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from torchk import core as K
+from torchk import variables
 
 
 def test_variable_is_a_parameter_with_keras_attributes():
@@ -26,6 +27,26 @@ def test_names_are_unique_and_scoped():
         scoped = K.variable(1., name='kernel')
     assert scope == 'dense_1/'
     assert (first.name, second.name, scoped.name) == ('w:0', 'w_1:0', 'dense_1/kernel:0')
+
+
+def test_a_variable_laid_out_keeps_its_shape_and_values():
+    """`lay_out` moves a variable's memory into another axis order once: values, shape,
+    get_value, set_value, copies and pickles are those of the variable as it was."""
+    values = np.arange(24, dtype='float32').reshape(2, 3, 4)
+    v = K.variable(values)
+    variables.lay_out(v, [2, 0, 1])
+    assert v.stride() == (3, 1, 6) and tuple(v.shape) == (2, 3, 4)
+    assert variables.memory_order(v) == [2, 0, 1]
+    np.testing.assert_array_equal(K.get_value(v), values)
+    assert K.get_value(v).flags['C_CONTIGUOUS']
+    K.set_value(v, values + 1.)
+    assert v.stride() == (3, 1, 6)
+    np.testing.assert_array_equal(K.get_value(v), values + 1.)
+    for copied in (copy.deepcopy(v), pickle.loads(pickle.dumps(v))):
+        assert copied.stride() == (3, 1, 6)
+        np.testing.assert_array_equal(K.get_value(copied), values + 1.)
+    variables.lay_out(v, [0, 1, 2])  # only the first layout moves memory
+    assert v.stride() == (3, 1, 6)
 
 
 def test_int_variables_do_not_require_grad():

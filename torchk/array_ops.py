@@ -37,12 +37,59 @@ def _shape(x):
     return torch.tensor(tuple(x.shape), dtype=torch.int64)
 
 
+class ShapeTensor(KerasTensor):
+    """`K.shape` of a symbol whose shape is partly static: its entries at the static axes
+    are constants (a program computes nothing for them), the others are read when the
+    graph runs, one axis at a time."""
+
+    def __init__(self, symbol, of):
+        super().__init__(symbol.node, symbol.path, symbol._static_shape, symbol._torch_dtype,
+                         symbol._examples, symbol.name)
+        self._dimensions = tuple(of._static_shape)
+        self._of = of
+
+    def __getitem__(self, key):
+        rank = len(self._dimensions)
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool) \
+                and -rank <= key < rank:
+            size = self._dimensions[key]
+            return _dimension(self._of, key % rank) if size is None else _constant_shape(size)
+        if isinstance(key, builtins.slice) and not graph.contains_symbol(key):
+            sizes = self._dimensions[key]
+            if None not in sizes:
+                return _constant_shape(sizes)
+        return super().__getitem__(key)
+
+
+def _constant_shape(sizes):
+    """Sizes known when the graph is built, as `_shape` gives them."""
+    return torch.tensor(sizes, dtype=torch.int64)
+
+
+@op
+def _dimension(x, axis):
+    """`K.shape(x)[axis]` of an axis whose size is known when the graph runs: a 0-d int64
+    tensor."""
+    return torch.tensor(x.shape[axis], dtype=torch.int64)
+
+
 def shape(x):
     """Returns the shape of a tensor as a 1-D int64 tensor (symbolic for symbols).
+
+    The static part of a symbol's shape is known when the graph is built: `K.shape(x)` of a
+    symbol of static shape, and `K.shape(x)[i]` (or a slice) at its static axes, are
+    constant tensors; an unknown axis `K.shape(x)[i]` is the one size read when the graph
+    runs.
 
     # Example
     >>> K.reshape(x, (K.shape(x)[0], -1))
     """
+    if isinstance(x, graph.SymbolicOperators):
+        static = x._keras_shape if isinstance(x, KerasTensor) else tuple(x.shape)
+        if static is not None and None not in static:
+            return _constant_shape(tuple(static))
+        symbol = _shape(x)
+        return symbol if static is None else ShapeTensor(symbol, x)
     return _shape(x)
 
 
@@ -111,6 +158,13 @@ def _concatenate(tensors, axis):
     if not all(t.is_sparse for t in tensors):
         tensors = [t.to_dense() if t.is_sparse else t for t in tensors]
     return torch.cat(tensors, axis)
+
+
+@op
+def _dimension(x, axis):
+    """`K.shape(x)[axis]` of an axis whose size is known when the graph runs: a 0-d int64
+    tensor."""
+    return torch.tensor(x.shape[axis], dtype=torch.int64)
 
 
 @op

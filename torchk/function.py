@@ -11,6 +11,7 @@ from . import graph
 from . import program
 from . import strings
 from .passes import adam_fusion
+from .passes import batch_norm_fusion
 from .passes import compiled
 from .passes import device_graphs
 from .passes import feed_checks
@@ -288,6 +289,8 @@ class Function:
         outputs = targets[:len(self.outputs)]
         updates = [(variable, value) for (variable, _), value in
                    zip(self.updates, targets[len(self.outputs):])]
+        outputs, updates = batch_norm_fusion.fuse(outputs, updates, self._metric_flags,
+                                                  self.inputs)
         # A whole-step compile plans its own memory: it gets no `out=` destinations.
         step = compiled.enabled()
         captured = not step and not frozen and device_graphs.applies(config.device())

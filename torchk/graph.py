@@ -14,6 +14,7 @@ tensors cannot run (it reads tensor values) is run on real CPU tensors of the sa
 """
 import contextlib
 import functools
+import inspect
 import itertools
 import operator
 
@@ -266,6 +267,12 @@ class Node:
     def name(self):
         return getattr(self.fn, '__name__', type(self.fn).__name__)
 
+    def bound_arguments(self):
+        """The node's arguments by `fn`'s parameter names, defaults included."""
+        arguments = inspect.signature(self.fn).bind(*self.args, **self.kwargs)
+        arguments.apply_defaults()
+        return arguments.arguments
+
 
 class KerasTensor(SymbolicOperators):
     """A symbolic tensor: a placeholder, or the result of an op on Keras symbols.
@@ -427,7 +434,7 @@ def _symbols_in(value):
     return tuple(found.values())
 
 
-def op(fn=None, *, dynamic_axes=()):
+def op(fn=None, *, dynamic_axes=(), on_record=None):
     """Makes `fn`, a plain function over torch tensors, a Keras backend op.
 
     With a Keras symbol anywhere in its arguments the op records a node and returns
@@ -439,13 +446,20 @@ def op(fn=None, *, dynamic_axes=()):
             only on their shapes), which cannot be inferred from example runs: the axes of
             each output to leave unknown, or a function of an output's position in the
             result (a tuple of indices) returning them.
+        on_record: a function called with the op's arguments (a dict by parameter name)
+            each time the op records, before the node is made: an op that reads a variable
+            best in a memory layout of its own lays it out there (`variables.lay_out`),
+            when the graph is built, before any program holds the variable's memory.
     """
     if fn is None:
-        return functools.partial(op, dynamic_axes=dynamic_axes)
+        return functools.partial(op, dynamic_axes=dynamic_axes, on_record=on_record)
+    signature = inspect.signature(fn) if on_record is not None else None
 
     @functools.wraps(fn)
     def dispatch(*args, **kwargs):
         if contains_symbol(args) or (kwargs and contains_symbol(kwargs)):
+            if on_record is not None:
+                on_record(signature.bind(*args, **kwargs).arguments)
             return record(fn, args, kwargs, dynamic_axes=dynamic_axes)
         return fn(*args, **kwargs)
     return dispatch

@@ -642,6 +642,36 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
             or `beta` does not hold one value per position of the other axes.
     """
     x = _tensor(x, 'x')
+    laid, restore, parameters, stats_shape, axes = _batch_norm_layout(x, gamma, beta,
+                                                                      reduction_axes)
+    channels = math.prod(stats_shape)
+    # The kernel writes the batch mean and the unbiased variance into running statistics
+    # given a momentum of 1; the zeros keep `0 * running` from reading garbage.
+    # The backward reads them, so the biased variance is a new tensor.
+    mean = torch.zeros(channels, dtype=x.dtype, device=x.device)
+    unbiased = torch.zeros(channels, dtype=x.dtype, device=x.device)
+    normed = torch.batch_norm(laid, parameters[0], parameters[1], mean, unbiased, True, 1.,
+                              epsilon, False)
+    count = laid.numel() // max(channels, 1)
+    var = unbiased * ((count - 1) / count) if count > 1 else torch.zeros_like(unbiased)
+    mean, var = _BatchMoments.apply(laid, mean, var)
+    if x.ndim == 4 and sorted(axes) == [0, 1, 2]:
+        # TF's fused kernel, which channels_last images take, returns the sample variance.
+        var = var * (count / max(count - 1, 1))
+    return restore(normed), mean.reshape(stats_shape), var.reshape(stats_shape)
+
+
+def _batch_norm_layout(x, gamma, beta, reduction_axes):
+    """What torch's batch-norm kernel takes for `normalize_batch_in_training`'s arguments.
+
+    Returns `(laid, restore, parameters, stats_shape, axes)`: `x` laid out as
+    `(batch, channels, ...)` (`_channels_second`), the function taking a result back to the
+    layout of `x`, `[gamma, beta]` as 1-D tensors of `x`'s dtype (None where absent), the
+    statistics' shape, and the reduction axes.
+
+    # Raises
+        ValueError: as `normalize_batch_in_training`.
+    """
     axes = _axes(reduction_axes, x.ndim, 'reduction_axes')
     if not axes:
         raise ValueError('`reduction_axes` must name at least one axis of `x`.')
@@ -657,7 +687,9 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
                                  'the axes of `x` (shape %s) outside reduction_axes %s.'
                                  % (name, tuple(value.shape), channels, tuple(x.shape),
                                     axes))
-            value = value.reshape(channels).to(x.dtype)
+            if value.shape != (channels,):
+                value = value.reshape(channels)
+            value = value.to(x.dtype)
         parameters.append(value)
     if not kept:
         laid, restore = x.reshape(1, 1, -1), lambda y: y.reshape(x.shape)
@@ -666,21 +698,49 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
         if (laid.device.type == 'cpu' and channels < _CHANNELS_LAST_MIN_CHANNELS
                 and not laid.is_contiguous()):
             laid, restore = laid.contiguous(), _then_contiguous(restore)
-    # The kernel writes the batch mean and the unbiased variance into running statistics
-    # given a momentum of 1; the zeros keep `0 * running` from reading garbage.
-    # The backward reads them, so the biased variance is a new tensor.
-    mean = torch.zeros(channels, dtype=x.dtype, device=x.device)
-    unbiased = torch.zeros(channels, dtype=x.dtype, device=x.device)
     if laid.is_cuda and parameters[0] is None and parameters[1] is not None:
         # cuDNN's backward without a scale returns an empty gradient for the offset
         # (BatchNormalization(scale=False), InceptionV3's): a scale of ones is the same op.
         parameters[0] = torch.ones(channels, dtype=x.dtype, device=x.device)
-    normed = torch.batch_norm(laid, parameters[0], parameters[1], mean, unbiased, True, 1.,
-                              epsilon, False)
-    count = laid.numel() // max(channels, 1)
-    var = unbiased * ((count - 1) / count) if count > 1 else torch.zeros_like(unbiased)
-    mean, var = _BatchMoments.apply(laid, mean, var)
-    if x.ndim == 4 and sorted(axes) == [0, 1, 2]:
-        # TF's fused kernel, which channels_last images take, returns the sample variance.
-        var = var * (count / max(count - 1, 1))
-    return restore(normed), mean.reshape(stats_shape), var.reshape(stats_shape)
+    return laid, restore, parameters, stats_shape, axes
+
+
+def normalize_batch_with_moving_statistics(x, gamma, beta, moving_mean, moving_variance,
+                                           reduction_axes, momentum, epsilon=1e-3):
+    """`normalize_batch_in_training`'s normalized tensor, whose batch statistics also move
+    the moving statistics, in place, in the same pass of torch's batch-norm kernel
+    (`passes/batch_norm_fusion.py` runs Keras' `BatchNormalization` training step with it).
+
+    `moving <- moving * (1 - momentum) + batch * momentum`, with the batch mean, and the
+    batch variance corrected by Bessel's `n / (n - 1)` (`n`: the values per channel), as
+    torch and tf.keras 2 do. With fewer than 2 values per channel the variance moves
+    towards 0 (Keras' correction of a zero variance), where torch's kernel divides by 0.
+
+    # Arguments
+        x, gamma, beta, reduction_axes, epsilon: as for `normalize_batch_in_training`.
+        moving_mean, moving_variance: contiguous tensors of `x`'s dtype holding one value
+            per position of the axes not reduced; written in place.
+        momentum: the weight of the batch statistics (torch's momentum: 1 - Keras').
+
+    # Returns
+        The normalized tensor, of the shape of `x`.
+
+    # Raises
+        ValueError: as `normalize_batch_in_training`.
+    """
+    x = _tensor(x, 'x')
+    laid, restore, parameters, stats_shape, _ = _batch_norm_layout(x, gamma, beta,
+                                                                   reduction_axes)
+    channels = math.prod(stats_shape)
+    running = [value.detach() for value in (moving_mean, moving_variance)]
+    running = [value if value.shape == (channels,) else value.view(channels)
+               for value in running]
+    if laid.numel() >= 2 * channels:
+        return restore(torch.batch_norm(laid, *parameters, *running, True, momentum, epsilon,
+                                        False))
+    normed = torch.batch_norm(laid, *parameters, None, None, True, 0., epsilon, False)
+    with torch.no_grad():
+        mean = laid.detach().transpose(0, 1).reshape(channels, -1).mean(1)
+        running[0].lerp_(mean, momentum)
+        running[1].mul_(1. - momentum)
+    return restore(normed)

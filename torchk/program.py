@@ -493,7 +493,8 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
     for i, (variable, value) in enumerate(pending):
         target = emitter.names[id(variable)] if variable_arguments else emitter.constant(variable)
         if host.hosted(value):
-            emitter.lines.append('%s(%s, u%d)' % (emitter.constant(host_pass.fill), target, i))
+            emitter.globals['_fill'] = host_pass.fill
+            emitter.lines.append('_fill(%s, u%d)' % (target, i))
         else:
             emitter.lines.append('%s.copy_(u%d)' % (target, i))
     first_values = snapshots.values

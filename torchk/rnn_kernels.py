@@ -150,7 +150,7 @@ class _StateGradient:
             self.not_keep = (~keep).to(states.dtype).unbind(0)
         elif self.folded:
             self.scale = recurrent_mask.expand(states.shape).clone()
-            self.scale[-1] = 1.
+            self.scale[-1].fill_(1.)
         if d_h_all is None:
             self.last = torch.zeros_like(states[0]) if d_h_last is None else d_h_last
         else:
@@ -317,7 +317,7 @@ class GRURecurrence(torch.autograd.Function):
             base = torch.empty_like(inner)
             if recurrent_bias is None:
                 base[:, :, :2 * units] = x_zr
-                base[:, :, 2 * units:] = 0.
+                base[:, :, 2 * units:].zero_()
             else:
                 torch.add(x_zr, recurrent_bias[:2 * units], out=base[:, :, :2 * units])
                 base[:, :, 2 * units:] = recurrent_bias[2 * units:]

@@ -171,6 +171,39 @@ def variable(value, dtype=None, name=None, constraint=None):
     return Variable(data.clone(), requires_grad, name=name, constraint=constraint)
 
 
+def lay_out(variable, order):
+    """Keeps a variable's values in memory in `order` (its axes, the outermost first),
+    unchanged in shape and value: the memory of the torch tensor an op reads it as, so that
+    the op, its gradient and the optimizer's update of the variable need no copy (a Keras
+    convolution kernel `(*spatial, in, out)` as the torch weight `(out, in, *spatial)`).
+
+    Only a variable's first layout moves its memory: ops lay out their variables when the
+    graph is built (`graph.op`'s `on_record`), before a program or a frozen copy holds it.
+    Values read back (`get_value`, `get_weights`, saving) are in the variable's own order.
+
+    # Arguments
+        variable: a `Variable`.
+        order: a permutation of its axes.
+    """
+    if getattr(variable, '_laid_out', False):
+        return
+    variable._laid_out = True
+    strides, step = [0] * variable.ndim, 1
+    for axis in reversed(order):
+        strides[axis] = step
+        step *= variable.shape[axis]
+    if any(size > 1 and stride != actual for size, stride, actual
+           in zip(variable.shape, strides, variable.stride())):
+        with torch.no_grad():
+            variable.data = torch.empty_strided(variable.shape, strides, dtype=variable.dtype,
+                                                device=variable.device).copy_(variable)
+
+
+def memory_order(tensor):
+    """The axes of a tensor whose memory is dense, from the outermost to the innermost."""
+    return sorted(range(tensor.ndim), key=lambda axis: (-tensor.stride(axis), axis))
+
+
 def sparse_tensor(value, dtype=None, device=None):
     """A `scipy.sparse` matrix as a torch sparse COO tensor of `dtype` (default floatx) on
     `device` (default `config.device()`).
@@ -243,7 +276,9 @@ def to_numpy(x):
         x = x.to_dense()
     if x.dtype == torch.bfloat16:
         x = x.float()
-    return x.numpy().copy() if x.device.type == 'cpu' else x.cpu().numpy()
+    if x.device.type == 'cpu':
+        return x.numpy().copy()
+    return np.ascontiguousarray(x.cpu().numpy())  # a variable laid out in its op's order
 
 
 def host_scalar(x):

@@ -22,6 +22,7 @@ from keras.models import Sequential
 
 from torchk import config as torchk_config
 from torchk import core
+from torchk.passes import batch_norm_fusion
 
 from .conftest import (KERAS_2_2, KERAS_VERSION, blobs, metric_name, mlp,
                        np_categorical_crossentropy, one_hot)
@@ -150,16 +151,23 @@ def test_moving_average_update_is_a_plain_ema():
     np.testing.assert_allclose(K.get_value(v), 0.19, rtol=1e-6)
 
 
-def test_batch_normalization_moving_statistics():
-    model = Sequential([BatchNormalization(momentum=0.9, input_shape=(4,))])
-    model.compile(keras.optimizers.SGD(0.), 'mse')
-    x = (3. + 2. * np.random.RandomState(0).normal(size=(32, 4))).astype('float32')
-    model.train_on_batch(x, x)
-    model.train_on_batch(x, x)
+@pytest.mark.parametrize('fused', [False, True])
+def test_batch_normalization_moving_statistics(fused):
+    batch_norm_fusion.set_enabled(fused)
+    try:
+        model = Sequential([BatchNormalization(momentum=0.9, input_shape=(4,))])
+        model.compile(keras.optimizers.SGD(0.), 'mse')
+        x = (3. + 2. * np.random.RandomState(0).normal(size=(32, 4))).astype('float32')
+        model.train_on_batch(x, x)
+        model.train_on_batch(x, x)
+    finally:
+        batch_norm_fusion.set_enabled(None)
     _, _, moving_mean, moving_variance = model.get_weights()
-    # Keras corrects the batch variance by n / (n - (1 + epsilon)) (normalization.py:195).
+    # Keras corrects the batch variance by n / (n - (1 + epsilon)) (normalization.py:195);
+    # its step fused into torch's batch norm (torchk/passes/batch_norm_fusion.py, on by
+    # default) by Bessel's n / (n - 1), as torch and tf.keras 2 do.
     n, eps = 32., model.layers[0].epsilon
-    batch_variance = x.var(axis=0) * n / (n - (1. + eps))
+    batch_variance = x.var(axis=0) * n / (n - 1. if fused else n - (1. + eps))
     np.testing.assert_allclose(moving_mean, 0.19 * x.mean(axis=0), rtol=1e-5)
     np.testing.assert_allclose(moving_variance, 0.81 + 0.19 * batch_variance, rtol=1e-5)
 

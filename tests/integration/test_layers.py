@@ -8,6 +8,7 @@ from keras import backend as K
 from keras import constraints, regularizers
 from keras.layers import BatchNormalization, Dense, Dropout, Input
 from keras.models import Model, Sequential
+from torchk.passes import batch_norm_fusion
 
 from .conftest import blobs, linear_data, linear_model, mlp, np_mse_grads, one_hot
 
@@ -119,13 +120,16 @@ def test_batchnorm_moving_statistics_follow_keras_ema():
     np.testing.assert_allclose(moving_var, data.var(0), rtol=0.2)
 
 
+@pytest.mark.parametrize('fused', [False, True])
 @pytest.mark.parametrize('shape, axis', [((32, 6), -1), ((8, 5, 4, 3), -1),
                                          ((8, 3, 5, 4), 1), ((4, 3, 4, 2, 3), -1)])
-def test_batchnorm_training_steps_follow_the_formula(shape, axis):
+def test_batchnorm_training_steps_follow_the_formula(shape, axis, fused):
     """A BatchNormalization layer trained a few SGD steps on mse: its weights and moving
     statistics against the explicit formula (batch statistics, biased variance to normalize,
     Keras' unbiased correction for the moving variance, applied by 2.3.1's TF backend to the
-    sample variance for channels_last images) with autograd's gradients, float64."""
+    sample variance for channels_last images; fused into torch's batch norm, on by default,
+    Bessel's correction of the biased variance: torchk/passes/batch_norm_fusion.py) with
+    autograd's gradients, float64."""
     import torch
     momentum, lr, steps = 0.9, 0.1, 3
     model = Sequential([BatchNormalization(axis=axis, momentum=momentum,
@@ -142,8 +146,13 @@ def test_batchnorm_training_steps_follow_the_formula(shape, axis):
     beta = torch.zeros(shape[axis], dtype=torch.float64, requires_grad=True)
     moving_mean, moving_var = np.zeros(shape[axis]), np.ones(shape[axis])
     count = np.prod([shape[i] for i in reduced])
+    batch_norm_fusion.set_enabled(fused)
+    try:
+        for x, y in batches:
+            model.train_on_batch(x, y)
+    finally:
+        batch_norm_fusion.set_enabled(None)
     for x, y in batches:
-        model.train_on_batch(x, y)
         inputs = torch.from_numpy(x.astype('float64'))
         mean = inputs.mean(reduced, keepdim=True)
         var = ((inputs - mean) ** 2).mean(reduced, keepdim=True)
@@ -155,9 +164,12 @@ def test_batchnorm_training_steps_follow_the_formula(shape, axis):
             gamma -= lr * grad_gamma
             beta -= lr * grad_beta
         batch_var = var.flatten().numpy()
-        if len(shape) == 4 and axis == 3:  # TF's fused kernel returns the sample variance
-            batch_var = batch_var * count / (count - 1)
-        unbiased = batch_var * count / (count - (1. + BN_EPSILON))
+        if fused:
+            unbiased = batch_var * count / (count - 1)
+        else:
+            if len(shape) == 4 and axis == 3:  # TF's fused kernel returns the sample variance
+                batch_var = batch_var * count / (count - 1)
+            unbiased = batch_var * count / (count - (1. + BN_EPSILON))
         moving_mean = moving_mean - (moving_mean - mean.flatten().numpy()) * (1. - momentum)
         moving_var = moving_var - (moving_var - unbiased) * (1. - momentum)
     weights = model.layers[0].get_weights()

@@ -8,6 +8,7 @@ import keras
 from keras import backend as K
 from keras import layers
 from torchk import graph
+from torchk.passes import batch_norm_fusion
 from torchk.passes import phase
 
 
@@ -35,6 +36,10 @@ def _data():
 
 def _train(specialised, initial):
     phase.set_enabled(specialised)
+    # Batch-norm fusion, which needs the phase resolved, moves the moving variance by
+    # torch's estimator (tests/passes/test_batch_norm_fusion.py): off, the two runs differ
+    # by the phase pass alone.
+    batch_norm_fusion.set_enabled(False)
     try:
         K.clear_session()
         np.random.seed(5)  # the dropout op's seed
@@ -50,6 +55,7 @@ def _train(specialised, initial):
         return history, model.get_weights()
     finally:
         phase.set_enabled(None)
+        batch_norm_fusion.set_enabled(None)
 
 
 def test_training_evaluation_and_prediction_agree():

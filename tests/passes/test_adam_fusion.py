@@ -3,6 +3,7 @@ against a numpy reference of Keras' formula and against the program without the 
 import numpy as np
 import pytest
 import torch
+from dispatched import DispatchedOps
 
 from torchk.passes import adam_fusion
 from torchk import core as K
@@ -107,10 +108,13 @@ def test_gradient_read_as_output_stays_intact():
     np.testing.assert_allclose(gradient, _X.T @ (2. * (_X @ _W)) / (_X @ _W).size, rtol=1e-6)
 
 
-@pytest.mark.parametrize('layout', ['dense', 'transposed gradient', 'transposed weight'])
+@pytest.mark.parametrize('layout', ['dense', 'transposed gradient', 'transposed weight',
+                                    'all transposed'])
 def test_apply_on_any_layout(layout):
-    """`apply` with the fused kernel, on a gradient it makes contiguous, or the in-place
-    fallback for a weight the kernel cannot write (a strided view)."""
+    """`apply` with the fused kernel, on a gradient it makes contiguous, on four tensors
+    laid out alike (a convolution kernel's, `variables.lay_out`) without a copy, or the
+    in-place fallback for a weight the kernel cannot write as it is (strided otherwise than
+    its moments)."""
     rng = np.random.RandomState(0)
     p0, g0 = rng.randn(4, 6).astype('float32'), rng.randn(4, 6).astype('float32')
     m0, v0 = rng.rand(4, 6).astype('float32'), rng.rand(4, 6).astype('float32')
@@ -119,7 +123,15 @@ def test_apply_on_any_layout(layout):
         g = torch.tensor(g0.T.copy()).t()
     if layout == 'transposed weight':
         p = torch.tensor(p0.T.copy()).t()
-    adam_fusion.Update()([p], [g], [m], [v], torch.tensor(.01), torch.tensor(.9), .999, 1e-7)
+    if layout == 'all transposed':
+        p, g, m, v = (torch.tensor(a.T.copy()).t() for a in (p0, g0, m0, v0))
+    with DispatchedOps() as dispatched:
+        adam_fusion.Update()([p], [g], [m], [v], torch.tensor(.01), torch.tensor(.9), .999,
+                             1e-7)
+    copies = dispatched.names.count('aten::empty_like')  # the gradient laid out as p
+    fused = any(name.startswith('aten::_fused_adam_') for name in dispatched.names)
+    assert fused == (layout != 'transposed weight')
+    assert copies == (layout == 'transposed gradient')
     m_ref = .9 * m0 + .1 * g0
     v_ref = .999 * v0 + .001 * g0 * g0
     np.testing.assert_allclose(m.numpy(), m_ref, rtol=1e-6)

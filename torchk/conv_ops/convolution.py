@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 from .. import graph
 from .. import validation
+from .. import variables
 from ..graph import op
 from .layout import (_PADDINGS, _apply_padding, _check_choice, _check_equal, _check_rank,
                      _data_format, _flat_pads, _from_channels_first, _keras1_alias,
@@ -263,7 +264,28 @@ def _local_conv(name, x_cf, kernel, kernel_size, strides, data_format):
 # ---------------------------------------------------------------------------------------------
 # Convolutions
 
-@op
+def _lay_out_kernels(arguments):
+    """`on_record` of the convolutions: a kernel variable recorded into its first op is laid
+    out in memory as the torch weight whose gradient the backends compute, so that neither
+    the convolution nor the optimizer's update copies it: `(out, *spatial, in)` for a 2D or
+    3D convolution of channels-last data (channels-last weights), `(out, in, *spatial)`
+    otherwise, `(channels, multiplier, *spatial)` for a depthwise kernel."""
+    data_format = _data_format(arguments.get('data_format'), arguments.get('dim_ordering'))
+    for name in ('kernel', 'depthwise_kernel', 'pointwise_kernel'):
+        kernel = arguments.get(name)
+        if not isinstance(kernel, variables.Variable) or kernel.ndim < 3:
+            continue
+        last, spatial = kernel.ndim - 1, list(range(kernel.ndim - 2))
+        if name == 'depthwise_kernel':
+            order = [last - 1, last] + spatial
+        elif data_format == 'channels_last' and kernel.ndim in (4, 5):
+            order = [last] + spatial + [last - 1]
+        else:
+            order = [last, last - 1] + spatial
+        variables.lay_out(kernel, order)
+
+
+@op(on_record=_lay_out_kernels)
 def conv1d(x, kernel, strides=1, padding='valid', data_format=None, dilation_rate=1, *,
            border_mode=None):
     """1D convolution.
@@ -289,7 +311,7 @@ def conv1d(x, kernel, strides=1, padding='valid', data_format=None, dilation_rat
     return _keras_conv(1, x, kernel, strides, padding, data_format, dilation_rate, border_mode)
 
 
-@op
+@op(on_record=_lay_out_kernels)
 def conv2d(x, kernel, strides=(1, 1), padding='valid', data_format=None,
            dilation_rate=(1, 1), *, border_mode=None, dim_ordering=None):
     """2D convolution.
@@ -315,7 +337,7 @@ def conv2d(x, kernel, strides=(1, 1), padding='valid', data_format=None,
                        dim_ordering)
 
 
-@op
+@op(on_record=_lay_out_kernels)
 def conv3d(x, kernel, strides=(1, 1, 1), padding='valid', data_format=None,
            dilation_rate=(1, 1, 1), *, border_mode=None, dim_ordering=None):
     """3D convolution.
@@ -417,7 +439,7 @@ def deconv2d(x, kernel, output_shape, strides=(1, 1), border_mode='valid',
                            _data_format(None, dim_ordering), (1, 1))
 
 
-@op
+@op(on_record=_lay_out_kernels)
 def separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding='valid',
                      data_format=None, dilation_rate=1):
     """1D convolution with separable filters.
@@ -444,7 +466,7 @@ def separable_conv1d(x, depthwise_kernel, pointwise_kernel, strides=1, padding='
                       padding, _data_format(data_format), dilation_rate)
 
 
-@op
+@op(on_record=_lay_out_kernels)
 def separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padding='valid',
                      data_format=None, dilation_rate=(1, 1)):
     """2D convolution with separable filters.
@@ -470,7 +492,7 @@ def separable_conv2d(x, depthwise_kernel, pointwise_kernel, strides=(1, 1), padd
                       padding, _data_format(data_format), dilation_rate)
 
 
-@op
+@op(on_record=_lay_out_kernels)
 def depthwise_conv2d(x, depthwise_kernel, strides=(1, 1), padding='valid', data_format=None,
                      dilation_rate=(1, 1)):
     """2D depthwise convolution: each input channel convolved with its own filters.

@@ -35,6 +35,7 @@ from .. import function
 from .. import graph
 from .. import program
 from .. import strings
+from ..passes import batch_norm_fusion
 from ..tf import tracing as step_tracing
 from ..variables import Variable
 
@@ -115,9 +116,16 @@ class Program:
         updates = program.unique_updates(function.flatten_updates(updates))
         self.inputs = list(inputs)
         self.n_outputs, self.n_losses = len(outputs), len(losses)
+        results = len(outputs) + len(losses)
         targets = function.specialise_phase(
             list(outputs) + list(losses) + [value for _, value in updates], int(training),
             self.inputs)
+        # Fused batch-norm steps move their statistics in place, while the program runs.
+        targets, updates = batch_norm_fusion.fuse(
+            targets[:results], [(variable, value) for (variable, _), value in
+                                zip(updates, targets[results:])], [False] * results,
+            self.inputs)
+        targets += [value for _, value in updates]
         _, sources = program.ancestors(targets, stop={id(x) for x in self.inputs})
         self.weights = [leaf for leaf in sources if isinstance(leaf, Variable)]
         self.run, unfed = program.compile_program(

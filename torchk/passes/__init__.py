@@ -2,6 +2,8 @@
 `set_enabled`) and tested for equal output with the pass on and off.
 
 - `phase`: the learning-phase pass (`TORCHK_PHASE`).
+- `batch_norm_fusion`: Keras' batch-norm training step as one `torch.batch_norm` moving the
+  moving statistics (`TORCHK_BN_FUSION`).
 - `folding`: batch normalization and ReLU folded into convolutions for inference (`TORCHK_FOLD`).
 - `fusion`: `out=` destinations for update arithmetic (`TORCHK_FUSION`).
 - `compiled`: `torch.compile` of programs (`TORCHK_COMPILE`).

@@ -16,6 +16,12 @@ bias correction Keras folds into `lr_t` is turned off by a step count of infinit
 where that kernel does not apply, with in-place torch ops. Same formula: values agree with
 the unfused program to float32 rounding, not bit for bit.
 
+The moments Keras makes with `K.zeros` are laid out in memory like their weight when the
+program is built (`variables.lay_out`: a convolution kernel is laid out as the torch weight),
+so that the fused kernel reads the weight and its moments in one memory order (a gradient
+laid out otherwise is copied into it: the backends compute a laid-out kernel's gradient in
+its layout, so none is).
+
 A chain is replaced only when nothing else reads its intermediate values, its new values
 are read by nothing but their updates, and the three variables are updated by nothing else
 (`amsgrad`, weight constraints or any other arithmetic leave it as it is). The call runs
@@ -81,7 +87,7 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
     # matched on the guarded values, and the guard's flag goes to the fused kernel.
     guards = {id(variable): _guard(variable, value) for variable, value in updates}
     new_values = {id(variable): guards[id(variable)][1] for variable, _ in updates}
-    variables = {id(variable): variable for variable, _ in updates}
+    updated = {id(variable): variable for variable, _ in updates}
     # reads of each node's results: by nodes, as outputs, as update values
     readers = {}
     read = [i for node in list(first_nodes) + list(metric_nodes) for i in node.inputs]
@@ -93,7 +99,7 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
     claimed = set()
     for p, guarded in updates:
         p_t = new_values[id(p)]
-        chain = _match(p, p_t, new_values, variables)
+        chain = _match(p, p_t, new_values, updated)
         if chain is None:
             continue
         (g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t = chain
@@ -110,6 +116,10 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates):
         if not _fusable_layout(p, g, m, v, lr_t, beta_1, beta_2):
             continue
         claimed.update(written)
+        for moment in (m, v):
+            # Keras makes the moments with `K.zeros`: laid out as their weight (a kernel
+            # laid out for its convolution), one fused kernel reads all four densely.
+            variables.lay_out(moment, variables.memory_order(p))
         key = (id(lr_t), _key(beta_1), _key(beta_2), epsilon, id(overflow))
         if key not in groups:
             groups[key] = ((lr_t, beta_1, beta_2, epsilon, overflow), [])
@@ -185,7 +195,7 @@ def _moment(symbol, moment):
     return None
 
 
-def _match(p, p_t, new_values, variables):
+def _match(p, p_t, new_values, updated):
     """`((g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t)` when `p_t` is Keras'
     Adam step of `p` from moments `m`, `v` that are themselves updated to `m_t`, `v_t`;
     `nodes` are the chain's nodes. Else None."""
@@ -205,8 +215,8 @@ def _match(p, p_t, new_values, variables):
     if root_node is None or type(epsilon) is not float or len(root_node.args) != 1:
         return None
     v_t = root_node.args[0]
-    m_found = _moment_of(m_t, new_values, variables)
-    v_found = _moment_of(v_t, new_values, variables)
+    m_found = _moment_of(m_t, new_values, updated)
+    v_found = _moment_of(v_t, new_values, updated)
     if m_found is None or v_found is None:
         return None
     (m, (beta_1, g, m_nodes)), (v, (beta_2, squared, v_nodes)) = m_found, v_found
@@ -217,12 +227,12 @@ def _match(p, p_t, new_values, variables):
     return (g, m, v, lr_t, beta_1, beta_2, epsilon), nodes, m_t, v_t
 
 
-def _moment_of(value, new_values, variables):
+def _moment_of(value, new_values, updated):
     """`(moment variable, _moment(...))` for the variable whose update value is `value`."""
     for key, new in new_values.items():
         if new is value:
-            found = _moment(value, variables[key])
-            return None if found is None else (variables[key], found)
+            found = _moment(value, updated[key])
+            return None if found is None else (updated[key], found)
     return None
 
 

@@ -21,7 +21,6 @@ separate ops.
 
 `TORCHK_FOLD=0` (or `set_enabled(False)`) turns the pass off for programs built afterwards.
 """
-import inspect
 
 import torch
 
@@ -99,15 +98,9 @@ def _merge(node, readers, fused):
     return None
 
 
-def _bound(node):
-    arguments = inspect.signature(node.fn).bind(*node.args, **node.kwargs)
-    arguments.apply_defaults()
-    return arguments.arguments
-
-
 def _only_reader_of(node, readers):
     """The symbol passed as `x` to `node` when `node` alone reads its node's result."""
-    source = _bound(node)['x']
+    source = node.bound_arguments()['x']
     if (not isinstance(source, graph.KerasTensor) or source.node is None or source.path != ()
             or readers.get(id(source.node)) != 1):
         return None
@@ -121,7 +114,7 @@ def _is_parameter(value):
 def _activation(node):
     """`relu`'s arguments as a convolution activation, or None when it is not a plain or
     capped ReLU (`alpha` and `threshold` 0)."""
-    arguments = _bound(node)
+    arguments = node.bound_arguments()
     alpha, max_value, threshold = (arguments[k] for k in ('alpha', 'max_value', 'threshold'))
     if any(type(v) not in (int, float) for v in (alpha, threshold)) or alpha or threshold:
         return None
@@ -136,7 +129,7 @@ def _with_batch_normalization(node, source, parts):
     """The folded form of `batch_normalization(conv(...))`, or None when the statistics and
     parameters are not 1D variables along the convolution's channels."""
     conv, x, kernel, bias, options = parts
-    arguments = _bound(node)
+    arguments = node.bound_arguments()
     shape = source._static_shape
     if shape is None or not isinstance(arguments['axis'], int) \
             or type(arguments['epsilon']) not in (int, float):

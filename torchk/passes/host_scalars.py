@@ -88,6 +88,7 @@ def _prod(x, axis=None, keepdims=False):
 _HOST = {
     array_ops._shape.__wrapped__: lambda x: tuple(x.shape),
     array_ops._size.__wrapped__: lambda x: math.prod(x.shape),
+    array_ops._dimension.__wrapped__: lambda x, axis: x.shape[axis],
     graph.getitem: lambda x, key: x[key],
     math_ops.cast.__wrapped__: lambda x, dtype: x,
     math_ops.pow.__wrapped__: _pow,
@@ -103,7 +104,8 @@ _HOST = {
     operator.pow: _pow, operator.neg: operator.neg,
 }
 # Ops that read only their tensor argument's shape: any tensor may be their input.
-_SHAPE_READERS = (array_ops._shape.__wrapped__, array_ops._size.__wrapped__)
+_SHAPE_READERS = (array_ops._shape.__wrapped__, array_ops._size.__wrapped__,
+                  array_ops._dimension.__wrapped__)
 
 
 _FLOAT32 = struct.Struct('f')
@@ -122,15 +124,20 @@ def _round(value, dtype):
 
 
 class _HostCall:
-    """The host form of one node: `impl(*args)` rounded to the node's dtype."""
-    __slots__ = ('impl', 'dtype', '__name__')
+    """The host form of one node: `impl(*args)` rounded to the node's dtype; with
+    `constants`, the small CPU tensors among its arguments (sizes known when the graph was
+    built, `K.shape`'s static part) are read as Python numbers first."""
+    __slots__ = ('impl', 'dtype', 'constants', '__name__')
 
-    def __init__(self, impl, dtype):
+    def __init__(self, impl, dtype, constants=False):
         self.impl = impl
         self.dtype = dtype
+        self.constants = constants
         self.__name__ = 'host_' + getattr(impl, '__name__', 'op')
 
     def __call__(self, *args, **kwargs):
+        if self.constants:
+            args, kwargs = _numbers(args), _numbers(kwargs)
         value = self.impl(*args, **kwargs)
         return value if self.dtype is None else _round(value, self.dtype)
 
@@ -273,7 +280,11 @@ def _candidate(node, symbols, candidates, recorded, variables_on_host):
     elif node.fn is math_ops.prod.__wrapped__:
         if node.kwargs or len(node.args) != 1 or not isinstance(node.args[0], (list, tuple)):
             return None
+    constants = False
     for leaf in _leaves((node.args, node.kwargs)):
+        if _is_small_constant(leaf):
+            constants = True
+            continue
         if graph.is_symbol(leaf):
             if node.fn in _SHAPE_READERS or _hosted_symbol(leaf, candidates):
                 continue
@@ -283,7 +294,26 @@ def _candidate(node, symbols, candidates, recorded, variables_on_host):
             return None
         if not (leaf is None or isinstance(leaf, (bool, int, float, str, slice))):
             return None
-    return _HostCall(impl, dtype)
+    return _HostCall(impl, dtype, constants)
+
+
+def _numbers(value):
+    """`value` with its tensors as Python numbers (a 1-D tensor as a tuple)."""
+    if isinstance(value, torch.Tensor):
+        return tuple(value.tolist()) if value.ndim else value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_numbers(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    return value
+
+
+def _is_small_constant(value):
+    """True for a tensor that is not a symbol, on the CPU, of a few host-typed elements: it
+    reads as numbers without a device read."""
+    return (isinstance(value, torch.Tensor) and not graph.is_symbol(value)
+            and value.device.type == 'cpu' and value.ndim <= 1 and value.numel() <= 8
+            and value.dtype in _HOST_DTYPES)
 
 
 def _hosted_symbol(symbol, candidates):

@@ -98,7 +98,7 @@ def _identity_input(node, result):
         axis = node.args[1] if len(node.args) > 1 else node.kwargs.get('axis')
         if axis in (None, (), []) and not node.kwargs.get('keepdims', False):
             source = node.args[0]
-            if _shape(source) != ():
+            if not isinstance(source, graph.KerasTensor) or _shape(source) != ():
                 return None
     elif node.fn is _CAST and len(node.args) == 2 and not node.kwargs:
         source = node.args[0]
