@@ -1,6 +1,7 @@
-"""The protocol buffer messages of TensorFlow's SavedModel that the SavedModel reader reads.
+"""The protocol buffer messages of TensorFlow's SavedModel and checkpoints that torchk reads
+and writes.
 
-Only the messages and fields read are declared (field numbers as in TensorFlow's
+Only the messages and fields read or written are declared (field numbers as in TensorFlow's
 `saved_model.proto`, `meta_graph.proto`, `saved_object_graph.proto`,
 `trackable_object_graph.proto`, `tensor_bundle.proto`, `tensor_shape.proto`, `graph.proto`,
 `node_def.proto`, `attr_value.proto`, `tensor.proto` and Keras' `saved_metadata.proto`); the
@@ -22,7 +23,9 @@ _MESSAGES = {
     'TensorShapeProto': [('dim', 2, 'TensorShapeDim', True), ('unknown_rank', 3, 'bool', False)],
     'TensorShapeDim': [('size', 1, 'int64', False), ('name', 2, 'string', False)],
     'TensorSliceProto': [],
-    'BundleHeaderProto': [('num_shards', 1, 'int32', False), ('endianness', 2, 'int32', False)],
+    'VersionDef': [('producer', 1, 'int32', False), ('min_consumer', 2, 'int32', False)],
+    'BundleHeaderProto': [('num_shards', 1, 'int32', False), ('endianness', 2, 'int32', False),
+                          ('version', 3, 'VersionDef', False)],
     'BundleEntryProto': [('dtype', 1, 'int32', False), ('shape', 2, 'TensorShapeProto', False),
                          ('shard_id', 3, 'int32', False), ('offset', 4, 'int64', False),
                          ('size', 5, 'int64', False), ('crc32c', 6, 'fixed32', False),
@@ -33,9 +36,11 @@ _MESSAGES = {
     'SlotVariableReference': [('original_variable_node_id', 1, 'int32', False),
                               ('slot_name', 2, 'string', False),
                               ('slot_variable_node_id', 3, 'int32', False)],
+    'BoolValue': [('value', 1, 'bool', False)],
     'TrackableObject': [('children', 1, 'ObjectReference', True),
                         ('attributes', 2, 'SerializedTensor', True),
-                        ('slot_variables', 3, 'SlotVariableReference', True)],
+                        ('slot_variables', 3, 'SlotVariableReference', True),
+                        ('has_checkpoint_values', 5, 'BoolValue', False)],
     'TrackableObjectGraph': [('nodes', 1, 'TrackableObject', True)],
     'SavedUserObject': [('identifier', 1, 'string', False), ('metadata', 3, 'string', False)],
     'SavedFunction': [('concrete_functions', 1, 'string', True)],
