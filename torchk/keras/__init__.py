@@ -38,10 +38,11 @@ from . import eager as _eager  # noqa: E402
 _eager.install()
 
 from .engine import base_layer as _base_layer, functional as _functional  # noqa: E402
-from .engine import training as _training  # noqa: E402
+from .engine import tracking as _tracking, training as _training  # noqa: E402
 
 _base_layer.install()
 _functional.install()
+_tracking.install()
 _training.eager_layer_losses()
 
 from . import activations, backend, callbacks, constraints, initializers  # noqa: E402

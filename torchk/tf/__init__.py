@@ -26,7 +26,8 @@ from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
 from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
                            random_uniform_initializer, zeros_initializer)
-from .module import Module
+from .checkpoint import train
+from .module import Module, name_scope
 from .namespaces import Namespace, ops_under
 from .namespaces import missing as _missing, missing_name as _missing_name
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
@@ -58,7 +59,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'int16', 'int32', 'int64', 'string', 'uint8', 'install_import_hook', 'TensorShape',
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
-    'Module', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
+    'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 
