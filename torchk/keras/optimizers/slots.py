@@ -17,7 +17,6 @@ makes them (`torchk.tf.trackable.refresh`, called by `Optimizer.get_updates`).
 from keras import optimizers as keras_optimizers
 
 from ... import variables
-from ...saving.dialects import OPTIMIZER_SLOTS
 from ...tf import trackable
 
 
@@ -102,13 +101,18 @@ def _legacy_children(optimizer):
         if isinstance(value, variables.Variable) and name != 'iterations']
 
 
+# TF 2.0-2.10's slot names that tf.keras 2.11+ renamed, per class.
+_LEGACY_SLOT_NAMES = {
+    'SGD': {'momentum': 'm'},
+    'RMSprop': {'rms': 'velocity', 'mg': 'average_gradient'},
+    'Adadelta': {'accum_grad': 'accumulated_grad', 'accum_var': 'accumulated_delta_var'},
+    'Adamax': {'v': 'u'},
+}
+
+
 def _slot_kind(optimizer, slot_name):
     """tf.keras 2.11+'s name of a slot that TF 2.0-2.10 names `slot_name`."""
-    groups = OPTIMIZER_SLOTS.get(type(optimizer).__name__)
-    for group in groups(optimizer.get_config()) if groups else ():
-        if slot_name in group:
-            return group[-1] if group[-1] != 'velocity_hat' else 'vhat'
-    return slot_name
+    return _LEGACY_SLOT_NAMES.get(type(optimizer).__name__, {}).get(slot_name, slot_name)
 
 
 def restore_slot_references(optimizer, node_id, restoration):
