@@ -38,6 +38,9 @@ _DT_BFLOAT16 = 14
 _DT_VARIANT = 21  # TF's opaque values (a tf.data iterator's state): listed, never read
 # numpy dtypes → TensorFlow's DataType numbers, for writing (uint16 is TF's uint16, 17).
 _TF_DTYPES = {np.dtype(name): number for number, name in _DTYPES.items() if number != 14}
+DTYPE_NUMBERS = dict({np.dtype(d).name: n for d, n in _TF_DTYPES.items()}, bfloat16=14,
+                     string=7)
+"""TF's DataType number of each dtype name (`types.proto`)."""
 _RESTART_INTERVAL = 16  # keys between two restart points of a table block, as LevelDB's
 _BLOCK_SIZE = 1 << 18  # bytes of entries after which a data block is closed
 

@@ -16,7 +16,7 @@ import os
 
 import torch
 
-from . import data, image, linalg, math, nn, random, strings, summary
+from . import data, image, linalg, math, nn, random, saved_model, strings, summary
 from .control_flow import map_fn
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
@@ -53,7 +53,8 @@ nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structur
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
-    'data', 'image', 'linalg', 'math', 'nn', 'random', 'strings', 'summary', 'constant', 'eye',
+    'data', 'image', 'linalg', 'math', 'nn', 'random', 'saved_model', 'strings', 'summary',
+    'constant', 'eye',
     'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
     'int16', 'int32', 'int64', 'string', 'uint8', 'install_import_hook', 'TensorShape',
