@@ -16,7 +16,9 @@ import os
 
 import torch
 
-from . import data, image, linalg, math, nn, random, saved_model, strings, summary
+from . import (data, image, linalg, math, nn, profiler, random, saved_model, strings,
+               summary)
+from .checkpoint import train
 from .control_flow import map_fn
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
@@ -26,7 +28,6 @@ from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
 from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
                            random_uniform_initializer, zeros_initializer)
-from .checkpoint import train
 from .module import Module, name_scope
 from .namespaces import Namespace, ops_under
 from .namespaces import missing as _missing, missing_name as _missing_name
@@ -53,7 +54,8 @@ nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structur
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
-    'data', 'image', 'linalg', 'math', 'nn', 'random', 'saved_model', 'strings', 'summary',
+    'data', 'image', 'linalg', 'math', 'nn', 'profiler', 'random', 'saved_model', 'strings',
+    'summary',
     'constant', 'eye',
     'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',

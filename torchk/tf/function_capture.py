@@ -289,6 +289,10 @@ class _Object(object):
 
     def __init__(self, obj):
         self.id = id(obj)
+        self.type = type(obj).__name__
+
+    def __repr__(self):
+        return '<%s object>' % self.type
 
 
 def call_template(args, kwargs):

@@ -98,12 +98,29 @@ def _tensor_argument(value, takes_list):
     return op_table.tensor_of(value)
 
 
+def tf_error(error):
+    """The `tf.errors` exception TF raises where torch (or torchk's checks) raised `error`:
+    `ResourceExhaustedError` for memory, `UnimplementedError` for what a kernel does not
+    implement, `InvalidArgumentError` for the rest (shapes, dtypes, values). Each is also a
+    subclass of the Python exception it replaces (`ValueError`, `RuntimeError`,
+    `NotImplementedError`), so handlers of either catch it."""
+    from . import runtime
+    if isinstance(error, runtime.OpError):
+        return error
+    if isinstance(error, torch.OutOfMemoryError):
+        return runtime.ResourceExhaustedError(str(error))
+    if isinstance(error, NotImplementedError):
+        return runtime.UnimplementedError(str(error))
+    return runtime.InvalidArgumentError(str(error))
+
+
 def tf_op(key, path):
     """The public `tf.*` function of the table's op `key`, exported at `path`.
 
     It takes TF's arguments (and `name`, ignored), converts its first argument (arrays,
     lists, numbers) to a tensor, and computes torchk variables eagerly (`tensors.eager`);
-    the shape ops take string tensors too (`text_ops`).
+    the shape ops take string tensors too (`text_ops`). What the op raises is raised as
+    TF's `tf.errors` classes (`tf_error`).
     """
     function = op_table.OPS[key]
     parameters = list(inspect.signature(function).parameters)
@@ -130,7 +147,10 @@ def tf_op(key, path):
                 args = (_tensor_argument(args[0], takes_list),) + tuple(args[1:])
             elif first in kwargs:
                 kwargs[first] = _tensor_argument(kwargs[first], takes_list)
-        return function(*args, **kwargs)
+        try:
+            return function(*args, **kwargs)
+        except (RuntimeError, ValueError) as error:
+            raise tf_error(error) from error
     op.__name__ = op.__qualname__ = path.rsplit('.', 1)[-1]
     op.__doc__ = ('`tf.%s` on torch tensors (torchk.tf.op_table: %r).\n\nArguments as TF '
                   'names them: %s.' % (path, key, ', '.join(parameters) or 'none'))

@@ -48,6 +48,9 @@ _ACCEPTED = ('input_signature', 'autograph', 'jit_compile', 'reduce_retracing',
 
 _recordings = []
 _settings = {'eager': False}
+# Functions called with (function, args, kwargs) on each call of a `tf.function` outside a
+# recording (`tf.summary.trace_on` lists the functions called).
+call_observers = []
 _EAGER = 'eager'
 
 
@@ -212,6 +215,8 @@ class Function:
             return self.python_function(*args, **kwargs)
         key = _signature(args, kwargs)
         self._remember(key, args, kwargs)
+        for observe in list(call_observers):
+            observe(self, args, kwargs)
         if _settings['eager']:
             return self.python_function(*args, **kwargs)
         program = self._programs.get(key)

@@ -25,6 +25,8 @@ Each difference from Keras 2.3.1 is one function here:
 - `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
+- `python_numbers_as_tensor`: a layer called on Python numbers (nested lists of them) is
+  called on one tensor of them, as tf.keras converts Python inputs.
 """
 import contextlib
 import functools
@@ -42,6 +44,7 @@ from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
 from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
                                 listed_keyword_tensors)
+from ... import config
 from ... import graph
 from .. import eager
 
@@ -152,6 +155,26 @@ def bind_call_arguments(layer, args, kwargs):
         if listed:
             inputs = [inputs] + [tensor for _, tensor in listed]
     return inputs, keywords
+
+
+def _is_python_number(value):
+    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+
+
+def python_numbers_as_tensor(inputs):
+    """Inputs given as Python numbers (`layer([[2.0, 2.0, 2.0]])`, nested lists of them) as
+    one tensor (floats as `floatx`), as tf.keras converts Python values it is called on;
+    other inputs as they are."""
+    if not isinstance(inputs, (list, tuple)) or not _holds_only(inputs, _is_python_number):
+        return inputs
+    value = np.asarray(inputs)
+    if value.dtype == object:
+        return inputs  # ragged: not one tensor
+    if value.dtype.kind == 'f':
+        value = value.astype(K.floatx())
+    elif value.dtype.kind == 'i':
+        value = value.astype('int32')
+    return torch.as_tensor(value, device=config.device())
 
 
 def _holds_only(value, is_tensor):
@@ -430,6 +453,7 @@ def install():
         if spec is not None:  # a recorded call, replayed on its flat tensors
             return _call_recorded(self, to_list(args[0]), spec, kwargs)
         inputs, keywords = bind_call_arguments(self, args, kwargs)
+        inputs = python_numbers_as_tensor(inputs)
         if eager.is_eager(inputs):
             return _call_eagerly(self, inputs, keywords)
         training = keywords.get('training')
