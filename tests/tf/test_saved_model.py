@@ -189,3 +189,37 @@ def test_keras_layer_inside_a_module(tmp_path):
     imported = tf.saved_model.load(str(tmp_path / 'm'))
     np.testing.assert_allclose(imported(X).numpy(), module.dense(X).numpy(), rtol=1e-6)
     assert imported.signatures['serving_default'](x=X)['output_0'].shape == (len(X), 2)
+
+
+@pytest.mark.parametrize('name', ['sequential', 'functional'])
+def test_model_save_folder_loads_with_its_optimizer(name, tmp_path):
+    """`model.save('dir')` as tf.keras 2.15: a SavedModel that `load_model` reads back with the
+    optimizer's state (the next step matches) and `tf.saved_model.load` serves."""
+    from core_api_cases import Y, trained_keras_model
+    model = trained_keras_model(tf, name)
+    path = str(tmp_path / 'saved')
+    model.save(path)
+    loaded = keras.models.load_model(path)
+    expected = model.predict(X)
+    np.testing.assert_allclose(loaded.predict(X), expected, rtol=1e-6)
+    assert type(loaded.optimizer).__name__ == type(model.optimizer).__name__
+    model.train_on_batch(X, Y)
+    loaded.train_on_batch(X, Y)
+    for a, b in zip(model.get_weights(), loaded.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    served = tf.saved_model.load(path).signatures['serving_default']
+    np.testing.assert_allclose(served(X)[model.output_names[0]].numpy(), expected,
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_subclassed_model_save_folder(tmp_path):
+    from core_api_cases import subclassed_net
+    model = subclassed_net(tf)
+    model(tf.constant(X))
+    model.save(str(tmp_path / 'saved'), include_optimizer=False)
+    with pytest.raises(ModelFileError, match='subclassed model'):
+        keras.models.load_model(str(tmp_path / 'saved'))
+    restored = tf.train.Checkpoint(model=subclassed_net(tf))
+    restored.model(tf.constant(X))
+    tf.train.Checkpoint(restored.model).read(str(tmp_path / 'saved')).assert_consumed()
+    np.testing.assert_array_equal(restored.model(X).numpy(), model(X).numpy())

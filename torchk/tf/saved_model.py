@@ -169,8 +169,8 @@ def _signature_result(result, output_names=None):
 class _Writer(object):
     """The nodes of a SavedModel and the functions it saves."""
 
-    def __init__(self, root):
-        self.objects, self.nodes = trackable.graph_nodes(root)
+    def __init__(self, root, exclude=()):
+        self.objects, self.nodes = trackable.graph_nodes(root, exclude)
         self.ids = {id(obj): i for i, obj in enumerate(self.objects)}
         self.kinds = [None] * len(self.objects)
         self.functions = {}
@@ -262,12 +262,24 @@ def save(obj, export_dir, signatures=None, options=None):
         ValueError: for a signature of another kind, or a function that cannot be traced or
             reads a variable outside the object graph.
     """
+    _save(obj, export_dir, signatures)
+
+
+def _save(obj, export_dir, signatures=None, exclude=(), keras_metadata=None,
+          trace_keras=True):
+    """`save`, leaving out the objects of ids `exclude` and writing `keras_metadata.pb` from
+    `keras_metadata(objects)` (`[(node id, identifier, metadata JSON)]`, for
+    `tf.keras.models.load_model`); `trace_keras=False` saves no function of a Keras model."""
     export_dir = os.fspath(export_dir)
-    writer = _Writer(obj)
-    signature_functions = _signature_functions(obj, signatures)
+    writer = _Writer(obj, exclude)
     keras_traced = None
-    if _is_keras_model(obj) and getattr(obj, 'inputs', None):
+    if trace_keras and _is_keras_model(obj) and getattr(obj, 'inputs', None):
         keras_traced = function_capture.trace_keras_model(obj)
+    signature_functions = _signature_functions(obj, signatures) if trace_keras else {}
+    layer_class = _keras_class('keras.engine.base_layer', 'Layer')
+    for node_id, owner in enumerate(list(writer.objects)):
+        if isinstance(owner, layer_class) and owner.weights:
+            _add_variable_list(writer, node_id, 'variables', owner.weights)
     for node_id, owner in enumerate(list(writer.objects)):
         if owner is None or isinstance(owner, (variables.Variable, list, tuple, dict)):
             continue
@@ -278,11 +290,9 @@ def save(obj, export_dir, signatures=None, options=None):
     if keras_traced is not None:
         name = writer.add_function(keras_traced, '__call__')
         writer.add_node(0, '__call__', _function_kind([name]))
-        for attribute in ('variables', 'trainable_variables', 'non_trainable_variables'):
-            listed = [v for v in getattr(obj, attribute) if id(v) in writer.ids]
-            list_id = writer.add_node(0, attribute, None, listed)
-            writer.nodes[list_id]['children'] = [(str(i), writer.ids[id(v)])
-                                                 for i, v in enumerate(listed)]
+    if _is_keras_model(obj):
+        for attribute in ('trainable_variables', 'non_trainable_variables'):
+            _add_variable_list(writer, 0, attribute, getattr(obj, attribute))
     signature_defs = {}
     if signature_functions:
         holder = writer.add_node(0, _SIGNATURES, _user_object('signature_map'))
@@ -304,6 +314,28 @@ def save(obj, export_dir, signatures=None, options=None):
             writer.add_node(holder, key, _bare_kind(name, sorted(signature.arguments[1])))
             signature_defs[key] = signature
     _write(writer, export_dir, signature_defs)
+    if keras_metadata is not None:
+        _write_keras_metadata(export_dir, writer, keras_metadata(writer.objects))
+
+
+def _add_variable_list(writer, parent, name, listed):
+    """A list node `name` of `parent` holding the saved variables of `listed` (a Keras
+    layer's `variables`, as tf.keras saves them)."""
+    listed = [v for v in listed if id(v) in writer.ids]
+    list_id = writer.add_node(parent, name, None, listed)
+    writer.nodes[list_id]['children'] = [(str(i), writer.ids[id(v)])
+                                         for i, v in enumerate(listed)]
+
+
+def _write_keras_metadata(export_dir, writer, entries):
+    from ..saving.atomic_files import replacing
+    metadata = protos.SavedMetadata()
+    for node_id, identifier, text in entries:
+        metadata.nodes.add(node_id=node_id, node_path='root' if node_id == 0 else
+                           'node %d' % node_id, identifier=identifier, metadata=text)
+    with replacing(os.path.join(export_dir, 'keras_metadata.pb')) as temporary:
+        with open(temporary, 'wb') as f:
+            f.write(metadata.SerializeToString())
 
 
 def _user_object(identifier):

@@ -25,7 +25,9 @@ What cannot be recorded: Python that needs a tensor's value (`if` on a tensor, `
 `.numpy()`; TF's autograph turns some of these into graph control flow, torchk does not), or
 ops torchk cannot record. Recording then raises, and that signature of the function runs
 its Python eagerly on every call from then on, after a one-time message naming the error.
-`tf.config.run_functions_eagerly(True)` runs every function eagerly.
+`tf.config.run_functions_eagerly(True)` runs every function eagerly. So does a call made
+while a `tf.GradientTape` records: TF differentiates through its traced graph, and torchk's
+programs run outside autograd, so the Python runs on the tensors for the tape to see it.
 """
 import contextlib
 import functools
@@ -52,6 +54,12 @@ _settings = {'eager': False}
 # recording (`tf.summary.trace_on` lists the functions called).
 call_observers = []
 _EAGER = 'eager'
+
+
+def _tape_recording():
+    """Whether a `tf.GradientTape` records now (`tape.py`, which imports this module)."""
+    tape = sys.modules.get('torchk.tf.tape')
+    return bool(tape is not None and tape._RECORDING)
 
 
 def current():
@@ -217,7 +225,7 @@ class Function:
         self._remember(key, args, kwargs)
         for observe in list(call_observers):
             observe(self, args, kwargs)
-        if _settings['eager']:
+        if _settings['eager'] or _tape_recording():
             return self.python_function(*args, **kwargs)
         program = self._programs.get(key)
         if program is None:

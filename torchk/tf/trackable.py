@@ -93,7 +93,11 @@ def children(obj):
 # ---- Variables, lists, dicts --------------------------------------------------------------
 
 def variable_full_name(variable):
-    """A variable's name without its `:0`, as TF's checkpoints give it."""
+    """A variable's name without its `:0`, as TF's checkpoints give it (the name its owner
+    gave it for checkpoints, `checkpoint_full_name`, if any: an optimizer's slots)."""
+    name = getattr(variable, '_torchk_checkpoint_full_name', None)
+    if name is not None:
+        return name
     name = getattr(variable, 'name', None) or 'Variable'
     return name[:-2] if name.endswith(':0') else name
 
@@ -240,8 +244,12 @@ register_view(AutoTrackable, View(children=lambda obj: obj._trackable_attributes
 
 # ---- The graph of a root ------------------------------------------------------------------
 
-def graph_nodes(root):
+def graph_nodes(root, exclude=()):
     """The object graph under `root`, breadth first as TF numbers it.
+
+    # Arguments
+        root: the root object.
+        exclude: ids of objects left out (a model's optimizer, saved without it).
 
     # Returns
         (objects, nodes): the objects by node id (the root first), and the nodes for
@@ -257,6 +265,8 @@ def graph_nodes(root):
         obj = objects[node_id]
         edges = []
         for name, child in children(obj):
+            if id(child) in exclude:
+                continue
             if id(child) not in ids:
                 ids[id(child)] = len(objects)
                 objects.append(child)

@@ -77,13 +77,21 @@ def tf_variables(optimizer):
         return [optimizer.iterations] + [w for w in weights if w is not optimizer.iterations]
     _, slots = layout
     ordered = [optimizer.iterations]
+    params = optimizer._torchk_slot_params
     for loop in _BUILD_LOOPS[type(optimizer).__name__](optimizer):
-        for i in range(len(optimizer._torchk_slot_params)):
-            ordered.extend(slots[name, i] for name in loop)
+        for i, param in enumerate(params):
+            for name in loop:
+                # tf.keras' full name of the slot, which names its variable
+                slots[name, i]._torchk_checkpoint_full_name = '%s/%s/%s' % (
+                    optimizer.name, name, trackable.variable_full_name(param))
+                ordered.append(slots[name, i])
     return ordered
 
 
 def _children(optimizer):
+    # tf.keras' full names (Keras 2.3.1's are made unique per process: `iterations_1`)
+    optimizer.iterations._torchk_checkpoint_full_name = 'iteration'
+    optimizer.learning_rate._torchk_checkpoint_full_name = 'learning_rate'
     children = [('_variables', tf_variables(optimizer)),
                 ('_iterations', optimizer.iterations),
                 ('_learning_rate', optimizer.learning_rate)]
