@@ -22,7 +22,27 @@ from . import tracing
 from .namespaces import Namespace
 
 
-class PhysicalDevice:
+class _Device:
+    """A device of `tf.config`, named `<prefix><type>:<index>`, equal to those of its name."""
+
+    _prefix = ''
+
+    def __init__(self, device_type, index):
+        self.device_type = device_type
+        self.name = '%s%s:%d' % (self._prefix, device_type, index)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return '%s(name=%r, device_type=%r)' % (type(self).__name__, self.name,
+                                                 self.device_type)
+
+
+class PhysicalDevice(_Device):
     """A device as `tf.config.list_physical_devices` lists it.
 
     # Attributes
@@ -31,22 +51,14 @@ class PhysicalDevice:
         torch_device: the matching `torch.device`.
     """
 
+    _prefix = '/physical_device:'
+
     def __init__(self, device_type, index):
-        self.device_type = device_type
-        self.name = '/physical_device:%s:%d' % (device_type, index)
+        super().__init__(device_type, index)
         self.torch_device = torch.device('cpu' if device_type == 'CPU' else 'cuda:%d' % index)
 
-    def __eq__(self, other):
-        return isinstance(other, PhysicalDevice) and other.name == self.name
 
-    def __hash__(self):
-        return hash(self.name)
-
-    def __repr__(self):
-        return 'PhysicalDevice(name=%r, device_type=%r)' % (self.name, self.device_type)
-
-
-class LogicalDevice:
+class LogicalDevice(_Device):
     """A device as `tf.config.list_logical_devices` lists it (one per physical device).
 
     # Attributes
@@ -54,18 +66,7 @@ class LogicalDevice:
         device_type: `'CPU'` or `'GPU'`.
     """
 
-    def __init__(self, device_type, index):
-        self.device_type = device_type
-        self.name = '/device:%s:%d' % (device_type, index)
-
-    def __eq__(self, other):
-        return isinstance(other, LogicalDevice) and other.name == self.name
-
-    def __hash__(self):
-        return hash(self.name)
-
-    def __repr__(self):
-        return 'LogicalDevice(name=%r, device_type=%r)' % (self.name, self.device_type)
+    _prefix = '/device:'
 
 
 class LogicalDeviceConfiguration:
