@@ -4,7 +4,6 @@ answers on a CPU machine as the reference: `get_memory_info('CPU:0')` is
 missing GPU "No matching devices found for 'GPU:0'"), and TF's error classes from ops."""
 import glob
 import json
-import os
 
 import numpy as np
 import pytest

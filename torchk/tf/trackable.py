@@ -307,6 +307,13 @@ class Restoration(object):
         self._visited = set()
         self._held = []  # keeps matched objects alive, so that their ids stay theirs
         self._after = []
+        self._children = {}
+
+    def saved_children(self, node_id):
+        """`{local name: node id}` of a node of the checkpoint (read once)."""
+        if node_id not in self._children:
+            self._children[node_id] = self.graph.children(node_id)
+        return self._children[node_id]
 
     def restore(self, root):
         """Matches the checkpoint's root to `root`, and everything below it."""
@@ -331,7 +338,7 @@ class Restoration(object):
             if view.restore(obj, attribute.name, functools.partial(self.graph.read, key),
                             key) is not False:
                 self.consumed.add(key)
-        saved = self.graph.children(node_id)
+        saved = self.saved_children(node_id)
         for name, child in view.children(obj) + view.aliases(obj):
             if name in saved:
                 self.match(child, saved[name])
@@ -380,7 +387,7 @@ def child_added(parent, name, child):
     if not _PENDING:
         return
     for _, restoration, node_id in _pending(parent):
-        saved = restoration.graph.children(node_id)
+        saved = restoration.saved_children(node_id)
         if name in saved:
             restoration.match(child, saved[name])
             restoration.finish()
