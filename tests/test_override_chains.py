@@ -560,6 +560,32 @@ IN_POLICY = {
 
 # What importing the tf.keras facade (`torchk.keras`) adds to or changes in BACKEND.
 FACADE = {
+    'keras.engine.base_layer.Layer.__setattr__': (
+        'torchk/keras/engine/tracking.py:setattr_told_to_restorations.<locals>.__setattr__',
+        '<keras keras/engine/base_layer.py:Layer.__setattr__>',
+    ),
+    'keras.engine.base_layer.Layer._flatten': (
+        'torchk/tf/module.py:Module._flatten',
+        '(added)',
+    ),
+    'keras.engine.base_layer.Layer.name_scope': (
+        'property torchk/tf/module.py:install_on_layers.<locals>.<lambda>',
+        '(added)',
+    ),
+    'keras.engine.base_layer.Layer.submodules': (
+        'property torchk/tf/module.py:_layer_submodules',
+        '(added)',
+    ),
+    'keras.engine.base_layer.Layer.with_name_scope': (
+        'classmethod torchk/tf/module.py:Module.with_name_scope',
+        '(added)',
+    ),
+    'keras.engine.base_layer.Layer.add_weight': (
+        'torchk/keras/engine/tracking.py:add_weight_named.<locals>.add_weight',
+        'torchk/keras/engine/base_layer.py:add_weight_with_tf_keras_defaults.<locals>.add_weight',
+        'torchk/saving/validation.py:charging_weights.<locals>.add_weight',
+        '<keras keras/engine/base_layer.py:Layer.add_weight>',
+    ),
     'keras.engine.network.Network._init_graph_network': (
         'torchk/keras/engine/functional.py:unique_output_names.<locals>._init_graph_network',
         '<keras keras/engine/network.py:Network._init_graph_network>',
@@ -614,11 +640,6 @@ FACADE = {
     'keras.engine.base_layer.Layer.add_metric': (
         'torchk/keras/engine/base_layer.py:add_metric_with_aggregation.<locals>.add_metric',
         '<keras keras/engine/base_layer.py:Layer.add_metric>',
-    ),
-    'keras.engine.base_layer.Layer.add_weight': (
-        'torchk/keras/engine/base_layer.py:add_weight_with_tf_keras_defaults.<locals>.add_weight',
-        'torchk/saving/validation.py:charging_weights.<locals>.add_weight',
-        '<keras keras/engine/base_layer.py:Layer.add_weight>',
     ),
     'keras.engine.base_layer.Layer.compute_mask': (
         'torchk/keras/engine/base_layer.py:compute_mask_if_supported',

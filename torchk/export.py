@@ -37,7 +37,8 @@ from . import graph
 from .interop import KerasModule
 from .program import ancestors
 
-__all__ = ['inference_model', 'exported_program', 'export', 'split_host_stage']
+__all__ = ['inference_model', 'exported_program', 'traced_program', 'export',
+           'split_host_stage']
 
 _FORMATS = ('.pt2', '.onnx')
 # Example sizes for the trace: a batch other than 1 (so that nothing specialises on it) and
@@ -382,6 +383,21 @@ def exported_program(model, static_batch=None):
             integer, a layer decodes CTC (`K.ctc_decode`: sizes that depend on values), or
             an input is text (export its numeric part: `split_host_stage`).
     """
+    program, _ = traced_program(model, static_batch)
+    return _frozen(program)
+
+
+def traced_program(model, static_batch=None):
+    """`exported_program`'s trace with the model's own weights in its state dict (the
+    SavedModel writer saves them as variables, `torchk.tf.function_capture`).
+
+    # Returns
+        (the `ExportedProgram`, `{state dict key: Keras variable}`): on a GPU, the program's
+        state dict holds CPU copies of the variables the second item names.
+
+    # Raises
+        ValueError: as `exported_program`.
+    """
     if static_batch is not None and (not isinstance(static_batch, (int, np.integer))
                                      or isinstance(static_batch, bool) or static_batch < 1):
         raise ValueError('static_batch must be a positive integer or None, got %r.'
@@ -396,7 +412,9 @@ def exported_program(model, static_batch=None):
     examples = _example_inputs(model, static_batch)
     with _traced_on_the_cpu() as on_the_cpu:
         inference = inference_model(model)
-        module = on_the_cpu(_InferenceModule.with_inputs(KerasModule(inference), names))
+        module = _InferenceModule.with_inputs(KerasModule(inference), names)
+        weights = dict(itertools.chain(module.named_parameters(), module.named_buffers()))
+        module = on_the_cpu(module)
         with torch.no_grad(), _not_requiring_grad(
                 itertools.chain(module.parameters(), module.buffers())):
             try:
@@ -407,7 +425,7 @@ def exported_program(model, static_batch=None):
                 # have equal lengths): let torch.export find the ranges
                 program = _export(module, examples,
                                   _dynamic_shapes(model, names, static_batch, False))
-    return _frozen(program)
+    return program, weights
 
 
 @contextlib.contextmanager

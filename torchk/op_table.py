@@ -669,6 +669,7 @@ _NOT_RECORDABLE_REASONS = {
         'DType', 'as_dtype', 'bfloat16', 'bool', 'complex128', 'complex64', 'double',
         'float16', 'float32', 'float64', 'half', 'int16', 'int32', 'int64', 'int8', 'uint8',
         'newaxis', 'Tensor', 'TensorShape', 'TensorSpec', 'GradientTape', 'Module', 'string',
+        'name_scope',
         'UnconnectedGradients', 'Variable', 'function', 'device', 'constant_initializer',
         'ones_initializer', 'random_normal_initializer', 'random_uniform_initializer',
         'zeros_initializer', 'experimental.numpy.float32', 'experimental.numpy.float64',
@@ -677,7 +678,7 @@ _NOT_RECORDABLE_REASONS = {
         'executing_eagerly', 'is_tensor', 'print', 'install_import_hook', 'random.set_seed',
         'experimental.numpy.experimental_enable_numpy_behavior', 'config.*', 'data.*',
         'debugging.*', 'errors.*', 'nest.*', 'summary.*', 'test.*', 'version.*',
-        'distribute.*'),
+        'distribute.*', 'train.*', 'saved_model.*', 'profiler.*'),
     'scales a loss by the replicas of the tf.distribute strategy entered at the call, which '
     'a saved model does not carry': ('nn.compute_average_loss', 'nn.scale_regularization_loss'),
     'text ops: strings stay on the host, out of torch programs (docs/ARCHITECTURE.md, '

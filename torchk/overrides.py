@@ -469,6 +469,23 @@ OVERRIDES = (
             "tf.keras' RNN over cells of nested inputs, states and outputs (keras-io's RNN "
             'guide); flat calls and cells stay Keras 2.3.1\'s',
             'tests/keras_facade/test_nested_rnn.py::test_functional_model_matches_tf'),
+    _facade(('keras.engine.base_layer:Layer.add_weight',),
+            'torchk.keras.engine.tracking:add_weight_named', WRAP,
+            "a weight keeps its name in TF's object graph, and a pending checkpoint restore "
+            'gives it its value when it is made',
+            'tests/tf/test_checkpoint.py::test_deferred_restoration_as_in_tf_guide'),
+    _facade(('keras.engine.base_layer:Layer.__setattr__',),
+            'torchk.keras.engine.tracking:setattr_told_to_restorations', WRAP,
+            'a pending checkpoint restore of a layer gets what is set on it later (a '
+            'tf.Variable made in build, a sublayer)',
+            'tests/tf/test_checkpoint.py::test_deferred_restoration_as_in_tf_guide'),
+    _facade(('keras.engine.base_layer:Layer.submodules',
+             'keras.engine.base_layer:Layer.name_scope',
+             'keras.engine.base_layer:Layer.with_name_scope',
+             'keras.engine.base_layer:Layer._flatten'),
+            'torchk.keras.engine.tracking:layers_as_modules', REGISTER,
+            "tf.keras' layers are tf.Modules (submodules, name scopes, _flatten)",
+            'tests/tf/test_module.py::test_keras_layers_are_modules'),
 )
 
 _MISSING = object()

@@ -41,7 +41,9 @@ def name_scope(name):
     """Context manager that prefixes the names of variables created inside it.
 
     # Arguments
-        name: the scope's name (None adds no prefix).
+        name: the scope's name (None adds no prefix); a name ending in `/` is a whole scope
+            (`'outer/inner/'`, as TF's `name_scope(...).name` gives it): it replaces the
+            enclosing scopes instead of nesting in them.
 
     # Yields
         The full scope name, e.g. `'training/Adam/'`, which may be passed as `name=`.
@@ -54,13 +56,17 @@ def name_scope(name):
 
 
 def _scope_prefix():
-    return ''.join(s + '/' for s in _NAME_SCOPES if s)
+    prefix = ''
+    for scope in _NAME_SCOPES:
+        if scope:
+            prefix = scope if scope.endswith('/') else prefix + scope + '/'
+    return prefix
 
 
 def current_scope():
     """The innermost `name_scope` (Keras opens one per layer call), or None outside any."""
     named = [s for s in _NAME_SCOPES if s]
-    return named[-1] if named else None
+    return named[-1].rstrip('/').rpartition('/')[2] if named else None
 
 
 def _unique_variable_name(name):

@@ -37,13 +37,18 @@ from .. import overrides as _overrides  # noqa: E402
 
 _overrides.install_facade()
 
+from .engine import tracking as _tracking  # noqa: E402
+
+_tracking.register_views()
+
 from . import activations, backend, callbacks, constraints, initializers  # noqa: E402
 from . import layers, losses, metrics, models, optimizers, regularizers  # noqa: E402
 from . import preprocessing, utils  # noqa: E402
 from .engine import Model, Sequential  # noqa: E402
 from .layers import Input  # noqa: E402
 
-__version__ = '2.15.0'
+from ._facade import VERSION as __version__  # noqa: E402
+
 _LAZY = ('applications', 'datasets', 'experimental', 'mixed_precision', 'saving')
 
 

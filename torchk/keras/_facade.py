@@ -4,6 +4,9 @@ import types
 
 from ..tf.namespaces import missing_name
 
+# The tf.keras version the facade serves (`tf.keras.__version__`, saved in model files).
+VERSION = '2.15.0'
+
 DOCUMENT = 'docs/TF_KERAS_NAMES.md'
 
 

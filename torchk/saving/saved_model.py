@@ -32,10 +32,8 @@ from . import protos, validation
 from .optimizer_state import restore_optimizer_state
 from .training_config import compile_arguments
 from .errors import ModelFileError
-from .tensor_bundle import TensorBundle
+from .object_graph import VALUE_ATTRIBUTE as _VALUE_ATTRIBUTE, ObjectGraph
 
-_OBJECT_GRAPH_KEY = '_CHECKPOINTABLE_OBJECT_GRAPH'
-_VALUE_ATTRIBUTE = 'VARIABLE_VALUE'
 # The state variables of the text and categorical layers: their object's name in the graph,
 # and their name in the layer's `load_own_variables` store.
 _STATE_VARIABLES = {'idf_weights': 'idf_weights', 'summary': '0'}
@@ -79,8 +77,7 @@ def load(path, custom_objects=None, compile=True):
     training_config = root.get('training_config')
     if training_config is not None and not isinstance(training_config, dict):
         raise ModelFileError(source, 'the training configuration is not a JSON object')
-    bundle = TensorBundle(os.path.join(path, 'variables', 'variables'))
-    graph = _ObjectGraph(bundle)
+    graph = ObjectGraph(os.path.join(path, 'variables', 'variables'))
     model = saving.model_from_config(root['model_config'], custom_objects=custom_objects)
     saved_weights = _layer_weights(model, graph, keras_nodes, root.get('keras_version'))
     K.batch_set_value([(weight, value) for weight, value, _ in saved_weights])
@@ -146,59 +143,6 @@ def _parse(message_class, path):
         raise ModelFileError(path, 'not a valid %s protocol buffer (%s)' % (
             message_class.DESCRIPTOR.name, e)) from e
     return message
-
-
-class _ObjectGraph(object):
-    """The checkpoint's object graph (`TrackableObjectGraph`): each object's named children,
-    and each variable's checkpoint key. Node ids are those of the SavedModel's object graph,
-    which the Keras metadata refers to."""
-
-    def __init__(self, bundle):
-        self.bundle = bundle
-        self.path = bundle.index_path
-        if _OBJECT_GRAPH_KEY not in bundle.entries:
-            raise ModelFileError(self.path, 'the checkpoint has no object graph (%s): it was '
-                                 'not written by TensorFlow 2' % _OBJECT_GRAPH_KEY)
-        serialized = bundle.read(_OBJECT_GRAPH_KEY)
-        if len(serialized) != 1:
-            raise ModelFileError(self.path, 'the object graph is %d strings, not one' %
-                                 len(serialized))
-        graph = protos.TrackableObjectGraph()
-        try:
-            graph.ParseFromString(serialized[0])
-        except Exception as e:  # protobuf's DecodeError, whose module varies by runtime
-            raise ModelFileError(self.path, 'the object graph is not a valid '
-                                 'TrackableObjectGraph (%s)' % e) from e
-        self.nodes = graph.nodes
-        if not self.nodes:
-            raise ModelFileError(self.path, 'the object graph is empty')
-
-    def node(self, node_id):
-        if not 0 <= node_id < len(self.nodes):
-            raise ModelFileError(self.path, 'the object graph has no node %d (it has %d)' % (
-                node_id, len(self.nodes)))
-        return self.nodes[node_id]
-
-    def children(self, node_id):
-        return {child.local_name: child.node_id for child in self.node(node_id).children}
-
-    def items(self, node_id):
-        """The node ids of a list object's elements, in order (children named 0, 1, ...)."""
-        children = self.children(node_id)
-        if sorted(children) != sorted(str(i) for i in range(len(children))):
-            raise ModelFileError(self.path, 'node %d is not a list: its children are %s' % (
-                node_id, sorted(children)))
-        return [children[str(i)] for i in range(len(children))]
-
-    def variable(self, node_id):
-        """(checkpoint key, full name) of a variable node."""
-        for attribute in self.node(node_id).attributes:
-            if attribute.name == _VALUE_ATTRIBUTE:
-                if attribute.checkpoint_key not in self.bundle.entries:
-                    raise ModelFileError(self.path, 'variable node %d refers to %r, which the '
-                                         'checkpoint lacks' % (node_id, attribute.checkpoint_key))
-                return attribute.checkpoint_key, attribute.full_name
-        raise ModelFileError(self.path, 'node %d, listed as a variable, has no value' % node_id)
 
 
 def _saved_layers(graph, keras_nodes):

@@ -1,5 +1,5 @@
-"""TensorFlow's checkpoint format (the "tensor bundle" of `variables/` in a SavedModel), read
-without TensorFlow.
+"""TensorFlow's checkpoint format (the "tensor bundle" of `variables/` in a SavedModel and of
+`tf.train.Checkpoint`), read and written without TensorFlow.
 
 A bundle `<prefix>` is an index `<prefix>.index` and data shards
 `<prefix>.data-<i>-of-<n>`. The index is an SSTable (LevelDB's table format): data blocks of
@@ -11,7 +11,9 @@ tensor's dtype, shape, shard, offset, byte size and masked CRC-32C.
 
 Every declared offset, size and shape is checked against the files before anything is
 allocated, and every checksum is verified; a file that fails a check raises `ModelFileError`
-naming the file and the check.
+naming the file and the check. `write_bundle` writes one data shard and its index as
+TensorFlow's `BundleWriter` does (uncompressed blocks, little-endian data), each file replacing
+the previous one whole (`atomic_files`).
 """
 import os
 import struct
@@ -19,6 +21,7 @@ import struct
 import numpy as np
 
 from . import protos
+from .atomic_files import replacing
 from .errors import ModelFileError
 
 _TABLE_MAGIC = 0xdb4775248b80fb57
@@ -32,6 +35,14 @@ _DTYPES = {1: 'float32', 2: 'float64', 3: 'int32', 4: 'uint8', 5: 'int16', 6: 'i
            18: 'complex128', 19: 'float16', 22: 'uint32', 23: 'uint64'}
 _DT_STRING = 7
 _DT_BFLOAT16 = 14
+_DT_VARIANT = 21  # TF's opaque values (a tf.data iterator's state): listed, never read
+# numpy dtypes → TensorFlow's DataType numbers, for writing (uint16 is TF's uint16, 17).
+_TF_DTYPES = {np.dtype(name): number for number, name in _DTYPES.items() if number != 14}
+DTYPE_NUMBERS = dict({np.dtype(d).name: n for d, n in _TF_DTYPES.items()}, bfloat16=14,
+                     string=7)
+"""TF's DataType number of each dtype name (`types.proto`)."""
+_RESTART_INTERVAL = 16  # keys between two restart points of a table block, as LevelDB's
+_BLOCK_SIZE = 1 << 18  # bytes of entries after which a data block is closed
 
 
 # ---- CRC-32C ------------------------------------------------------------------------------
@@ -105,6 +116,10 @@ def _crc32c(data):
 def _unmask(masked):
     rotated = (masked - 0xa282ead8) & 0xFFFFFFFF
     return ((rotated >> 17) | (rotated << 15)) & 0xFFFFFFFF
+
+
+def _mask(crc):
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xa282ead8) & 0xFFFFFFFF
 
 
 # ---- The SSTable index --------------------------------------------------------------------
@@ -215,6 +230,72 @@ def read_table(path):
     return entries
 
 
+def _encode_varint(number):
+    out = bytearray()
+    while number >= 0x80:
+        out.append(number & 0x7F | 0x80)
+        number >>= 7
+    out.append(number)
+    return bytes(out)
+
+
+def _encode_block(entries):
+    """A table block of sorted (key, value) pairs: keys share their prefix with the previous
+    key, except at a restart point every `_RESTART_INTERVAL` keys."""
+    out = bytearray()
+    restarts = []
+    previous = b''
+    for i, (key, value) in enumerate(entries):
+        if i % _RESTART_INTERVAL == 0:
+            restarts.append(len(out))
+            shared = 0
+        else:
+            shared = 0
+            limit = min(len(previous), len(key))
+            while shared < limit and previous[shared] == key[shared]:
+                shared += 1
+        out += (_encode_varint(shared) + _encode_varint(len(key) - shared)
+                + _encode_varint(len(value)) + key[shared:] + value)
+        previous = key
+    restarts = restarts or [0]
+    out += struct.pack('<%dI' % (len(restarts) + 1), *(restarts + [len(restarts)]))
+    return bytes(out)
+
+
+def encode_table(entries):
+    """The bytes of an SSTable (the format `read_table` reads) holding `entries`.
+
+    # Arguments
+        entries: (bytes, bytes) pairs in strictly increasing key order.
+
+    # Returns
+        bytes: data blocks of about `_BLOCK_SIZE` bytes, an empty metaindex block, the index
+        block and the footer, every block uncompressed and checksummed.
+    """
+    out = bytearray()
+
+    def append_block(contents):
+        handle = (len(out), len(contents))
+        trailer = bytes([0])
+        out.extend(contents + trailer + struct.pack('<I', _mask(_crc32c(contents + trailer))))
+        return _encode_varint(handle[0]) + _encode_varint(handle[1])
+
+    index, block, size = [], [], 0
+    for key, value in entries:
+        block.append((key, value))
+        size += len(key) + len(value)
+        if size >= _BLOCK_SIZE:
+            index.append((key, append_block(_encode_block(block))))
+            block, size = [], 0
+    if block or not index:
+        index.append((block[-1][0] if block else b'', append_block(_encode_block(block))))
+    metaindex = append_block(_encode_block([]))
+    index_handle = append_block(_encode_block(index))
+    footer = (metaindex + index_handle).ljust(_FOOTER_SIZE - 8, b'\0')
+    out += footer + struct.pack('<Q', _TABLE_MAGIC)
+    return bytes(out)
+
+
 # ---- The bundle ---------------------------------------------------------------------------
 
 class TensorBundle(object):
@@ -277,6 +358,20 @@ class TensorBundle(object):
             raise ModelFileError(self.shard_path(entry.shard_id), 'tensor %r (%d bytes at %d) '
                                  'runs past the end of the shard (%d bytes)' % (
                                      name, entry.size, entry.offset, shard_size))
+
+    def dtype_name(self, name):
+        """TF's name of the dtype of tensor `name` (`'float32'`, `'string'`, `'bfloat16'`)."""
+        dtype = self.entries[name].dtype
+        if dtype == _DT_STRING:
+            return 'string'
+        if dtype == _DT_BFLOAT16:
+            return 'bfloat16'
+        if dtype == _DT_VARIANT:
+            return 'variant'
+        if dtype not in _DTYPES:
+            raise ModelFileError(self.index_path, 'tensor %r has the TensorFlow dtype %d, '
+                                 'which has no numpy equivalent here' % (name, dtype))
+        return _DTYPES[dtype]
 
     def shape(self, name):
         """The declared shape of tensor `name`, as a tuple."""
@@ -363,3 +458,63 @@ class TensorBundle(object):
             strings.append(bytes(data[position:position + length]))
             position += length
         return strings
+
+
+# ---- Writing ------------------------------------------------------------------------------
+
+def _encoded_tensor(name, value):
+    """(TF dtype number, shape, bytes, crc32c) of `value`: a numeric numpy array, or an array
+    of dtype object holding bytes (a string tensor)."""
+    value = np.asarray(value)
+    if value.dtype == object:
+        strings = [item if isinstance(item, bytes) else str(item).encode('utf8')
+                   for item in value.reshape(-1)]
+        lengths = struct.pack('<%dI' % len(strings), *(len(item) for item in strings))
+        checksum = struct.pack('<I', _mask(_crc32c(lengths)))
+        joined = b''.join(strings)
+        data = b''.join(_encode_varint(len(item)) for item in strings) + checksum + joined
+        return _DT_STRING, value.shape, data, _crc32c(lengths + checksum + joined)
+    dtype = value.dtype.newbyteorder('<') if value.dtype.byteorder == '>' else value.dtype
+    if dtype.newbyteorder('=') not in _TF_DTYPES:
+        raise TypeError('Tensor %r has the dtype %s, which TensorFlow checkpoints do not '
+                        'store (supported: %s).' % (name, value.dtype, ', '.join(
+                            sorted(str(d) for d in _TF_DTYPES))))
+    data = np.ascontiguousarray(value, dtype.newbyteorder('<')).tobytes()
+    return _TF_DTYPES[dtype.newbyteorder('=')], value.shape, data, _crc32c(data)
+
+
+def write_bundle(prefix, tensors):
+    """Writes `tensors` as the checkpoint `<prefix>.index` + `<prefix>.data-00000-of-00001`.
+
+    # Arguments
+        prefix: the bundle's path prefix; its folder must exist.
+        tensors: `{name: value}`; a value is a numpy array (numbers or booleans), or an array
+            of dtype object holding `bytes` (a string tensor: TF's object graph).
+
+    # Returns
+        The prefix.
+
+    # Raises
+        TypeError: for a value of a dtype TensorFlow's checkpoints do not store.
+    """
+    names = sorted(tensors, key=lambda name: name.encode('utf8'))
+    data = bytearray()
+    entries = []
+    for name in names:
+        dtype, shape, payload, crc = _encoded_tensor(name, tensors[name])
+        entry = protos.BundleEntryProto(dtype=dtype, shard_id=0, offset=len(data),
+                                        size=len(payload), crc32c=_mask(crc))
+        for size in shape:
+            entry.shape.dim.add().size = int(size)
+        entries.append((name.encode('utf8'), entry.SerializeToString()))
+        data += payload
+    header = protos.BundleHeaderProto(num_shards=1, endianness=0)
+    header.version.producer = 1
+    index = encode_table([(b'', header.SerializeToString())] + entries)
+    with replacing('%s.data-00000-of-00001' % prefix) as temporary:
+        with open(temporary, 'wb') as f:
+            f.write(data)
+    with replacing(prefix + '.index') as temporary:
+        with open(temporary, 'wb') as f:
+            f.write(index)
+    return prefix

@@ -16,7 +16,9 @@ import os
 
 import torch
 
-from . import data, image, linalg, math, nn, random, strings, summary
+from . import (data, image, linalg, math, nn, profiler, random, saved_model, strings,
+               summary)
+from .checkpoint import train
 from .control_flow import map_fn
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
@@ -26,7 +28,7 @@ from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
 from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
                            random_uniform_initializer, zeros_initializer)
-from .module import Module
+from .module import Module, name_scope
 from .namespaces import Namespace, ops_under
 from .namespaces import missing as _missing, missing_name as _missing_name
 from .runtime import (TensorShape, config, debugging, device, errors, executing_eagerly,
@@ -52,13 +54,15 @@ nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structur
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
-    'data', 'image', 'linalg', 'math', 'nn', 'random', 'strings', 'summary', 'constant', 'eye',
+    'data', 'image', 'linalg', 'math', 'nn', 'profiler', 'random', 'saved_model', 'strings',
+    'summary',
+    'constant', 'eye',
     'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
     'int16', 'int32', 'int64', 'string', 'uint8', 'install_import_hook', 'TensorShape',
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
-    'Module', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
+    'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 

@@ -21,6 +21,7 @@ import torch
 from .. import strings
 from .. import structure
 from .. import tf_dtypes as dtypes
+from . import trackable
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 
@@ -143,7 +144,7 @@ class Dataset:
         self._batch_size = batch_size
 
     def __iter__(self):
-        return iter(self._iterate())
+        return DatasetIterator(self)
 
     def __len__(self):
         if self._cardinality == INFINITE_CARDINALITY:
@@ -414,6 +415,58 @@ class Dataset:
                     spec.shape = (self._batch_size,) + spec.shape[1:]
             return specs
         return None
+
+
+_POSITION = 'TORCHK_ITERATOR_POSITION'
+
+
+class DatasetIterator:
+    """An iterator over a dataset (`iter(dataset)`), counting the elements it gave.
+
+    A `tf.train.Checkpoint` saves that count (as `TORCHK_ITERATOR_POSITION`); restoring it
+    starts a new pass over the dataset and skips as many elements, which continues where the
+    saved iterator was for a dataset that gives the same elements on each pass (unshuffled,
+    or shuffled with a seed and `reshuffle_each_iteration=False`).
+    """
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+        self._iterator = iter(dataset._iterate())
+        self._position = 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        element = next(self._iterator)
+        self._position += 1
+        return element
+
+    def get_next(self):
+        """The next element (`tf.errors.OutOfRangeError`-free: StopIteration at the end)."""
+        return next(self)
+
+    @property
+    def element_spec(self):
+        return self._dataset.element_spec
+
+    def _restore_position(self, position):
+        self._iterator = iter(self._dataset._iterate())
+        for _ in itertools.islice(self._iterator, position):
+            pass
+        self._position = position
+
+
+def _restore_iterator(iterator, attribute, read, key):
+    if attribute != _POSITION:
+        return False
+    iterator._restore_position(int(read()))
+    return True
+
+
+trackable.register_view(DatasetIterator, trackable.View(
+    values=lambda it: [(_POSITION, 'iterator', np.array(it._position, np.int64))],
+    restore=_restore_iterator))
 
 
 class _Slices(Dataset):

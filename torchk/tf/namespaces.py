@@ -18,6 +18,7 @@ from .. import graph
 from .. import op_table
 from . import text_ops
 from . import tracing
+from .op_errors import tf_error
 from .tensors import eager
 
 DOCUMENT = 'docs/TF_SUBSET.md'
@@ -103,7 +104,8 @@ def tf_op(key, path):
 
     It takes TF's arguments (and `name`, ignored), converts its first argument (arrays,
     lists, numbers) to a tensor, and computes torchk variables eagerly (`tensors.eager`);
-    the shape ops take string tensors too (`text_ops`).
+    the shape ops take string tensors too (`text_ops`). What the op raises is raised as
+    TF's `tf.errors` classes (`tf_error`).
     """
     function = op_table.OPS[key]
     parameters = list(inspect.signature(function).parameters)
@@ -130,7 +132,10 @@ def tf_op(key, path):
                 args = (_tensor_argument(args[0], takes_list),) + tuple(args[1:])
             elif first in kwargs:
                 kwargs[first] = _tensor_argument(kwargs[first], takes_list)
-        return function(*args, **kwargs)
+        try:
+            return function(*args, **kwargs)
+        except (RuntimeError, ValueError) as error:
+            raise tf_error(error) from error
     op.__name__ = op.__qualname__ = path.rsplit('.', 1)[-1]
     op.__doc__ = ('`tf.%s` on torch tensors (torchk.op_table: %r).\n\nArguments as TF '
                   'names them: %s.' % (path, key, ', '.join(parameters) or 'none'))

@@ -2,10 +2,13 @@
 `tf.TensorShape`, `tf.errors`, `tf.debugging` and `tf.test`'s GPU queries.
 
 Devices map onto torchk's one device (`torchk.config.device()`): `tf.config` lists torch's
-CPU and CUDA devices, `set_visible_devices([], 'GPU')` moves torchk to the CPU and a list of
-GPUs to the first of them; memory growth is what torch's caching allocator does anyway, so
-`set_memory_growth` does nothing. `tf.device(...)` is a context that changes nothing: every
-tensor lives on torchk's device.
+CPU and CUDA devices (one logical device per physical one), `set_visible_devices([], 'GPU')`
+moves torchk to the CPU and a list of GPUs to the first of them; memory growth is what
+torch's caching allocator does anyway, so `set_memory_growth` does nothing; a logical
+device's `memory_limit` caps what torch's allocator takes of that GPU
+(`set_per_process_memory_fraction`); `get_memory_info` reads torch's allocator (0 on the CPU,
+as TF). `tf.device(...)` is a context that changes nothing: every tensor lives on torchk's
+device, whatever soft device placement says.
 """
 import contextlib
 import sys
@@ -17,9 +20,31 @@ from .. import config as torchk_config
 from .. import strings
 from . import tracing
 from .namespaces import Namespace
+from .op_errors import (InvalidArgumentError, NotFoundError, OpError, OutOfRangeError,
+                        ResourceExhaustedError, UnimplementedError)
 
 
-class PhysicalDevice:
+class _Device:
+    """A device of `tf.config`, named `<prefix><type>:<index>`, equal to those of its name."""
+
+    _prefix = ''
+
+    def __init__(self, device_type, index):
+        self.device_type = device_type
+        self.name = '%s%s:%d' % (self._prefix, device_type, index)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return '%s(name=%r, device_type=%r)' % (type(self).__name__, self.name,
+                                                 self.device_type)
+
+
+class PhysicalDevice(_Device):
     """A device as `tf.config.list_physical_devices` lists it.
 
     # Attributes
@@ -28,19 +53,43 @@ class PhysicalDevice:
         torch_device: the matching `torch.device`.
     """
 
+    _prefix = '/physical_device:'
+
     def __init__(self, device_type, index):
-        self.device_type = device_type
-        self.name = '/physical_device:%s:%d' % (device_type, index)
+        super().__init__(device_type, index)
         self.torch_device = torch.device('cpu' if device_type == 'CPU' else 'cuda:%d' % index)
 
-    def __eq__(self, other):
-        return isinstance(other, PhysicalDevice) and other.name == self.name
 
-    def __hash__(self):
-        return hash(self.name)
+class LogicalDevice(_Device):
+    """A device as `tf.config.list_logical_devices` lists it (one per physical device).
+
+    # Attributes
+        name: TF's name, e.g. `'/device:GPU:0'`.
+        device_type: `'CPU'` or `'GPU'`.
+    """
+
+    _prefix = '/device:'
+
+
+class LogicalDeviceConfiguration:
+    """A logical device's settings (`tf.config.LogicalDeviceConfiguration`).
+
+    # Arguments
+        memory_limit: the megabytes of GPU memory it may use, or None.
+        experimental_priority, experimental_device_ordinal: accepted, unused.
+    """
+
+    def __init__(self, memory_limit=None, experimental_priority=None,
+                 experimental_device_ordinal=None):
+        self.memory_limit = memory_limit
+        self.experimental_priority = experimental_priority
+        self.experimental_device_ordinal = experimental_device_ordinal
 
     def __repr__(self):
-        return 'PhysicalDevice(name=%r, device_type=%r)' % (self.name, self.device_type)
+        return ('LogicalDeviceConfiguration(memory_limit=%r, experimental_priority=%r, '
+                'experimental_device_ordinal=%r)' % (
+                    self.memory_limit, self.experimental_priority,
+                    self.experimental_device_ordinal))
 
 
 def _check_device_type(device_type):
@@ -78,6 +127,30 @@ def set_visible_devices(devices, device_type=None):
     torchk_config.set_device(gpus[0].torch_device if gpus else 'cpu')
 
 
+def list_logical_devices(device_type=None):
+    """One logical device per device of `list_physical_devices` (`'/device:CPU:0'`, ...)."""
+    return [LogicalDevice(d.device_type, int(d.name.rsplit(':', 1)[1]))
+            for d in list_physical_devices(device_type)]
+
+
+def _device(device):
+    """(type, index) of a device given as a `PhysicalDevice`, a `LogicalDevice` or a name
+    (`'GPU:0'`, `'/device:GPU:0'`, `'/physical_device:CPU:0'`).
+
+    # Raises
+        ValueError: for a device torch does not have (TF's message).
+    """
+    name = device.name if isinstance(device, (PhysicalDevice, LogicalDevice)) else str(device)
+    parts = name.rsplit('/', 1)[-1].split(':')
+    kind = parts[-2].upper() if len(parts) >= 2 else ''
+    index = parts[-1]
+    if kind not in ('CPU', 'GPU') or not index.isdigit() or (
+            kind == 'CPU' and index != '0') or (
+            kind == 'GPU' and int(index) >= torch.cuda.device_count()):
+        raise ValueError("No matching devices found for '%s'" % name)
+    return kind, int(index)
+
+
 def set_memory_growth(device, enable):
     """Does nothing: torch's caching allocator grows GPU memory as it is needed."""
 
@@ -87,8 +160,79 @@ def get_memory_growth(device):
     return True
 
 
-def set_virtual_device_configuration(device, logical_devices):
-    """Does nothing: torch has no virtual devices; torchk uses the whole device."""
+_logical_configurations = {}
+
+
+def set_logical_device_configuration(device, logical_devices):
+    """Sets a GPU's `LogicalDeviceConfiguration`: its `memory_limit` (megabytes) caps the
+    memory torch's allocator takes of it. A CPU's configuration changes nothing.
+
+    # Raises
+        ValueError: for several logical devices on one device (TF's virtual devices: torchk
+            computes on whole devices).
+    """
+    kind, index = _device(device)
+    if len(logical_devices) > 1:
+        raise ValueError('tf.config.set_logical_device_configuration: %d logical devices on %s '
+                         '(TF\'s virtual devices) are not provided by torchk, which computes '
+                         'on whole devices; give one.' % (len(logical_devices),
+                                                  getattr(device, 'name', device)))
+    _logical_configurations[(kind, index)] = list(logical_devices)
+    limit = logical_devices[0].memory_limit if logical_devices else None
+    if kind == 'GPU':
+        total = torch.cuda.get_device_properties(index).total_memory
+        fraction = 1.0 if limit is None else min(1.0, limit * 2 ** 20 / total)
+        torch.cuda.set_per_process_memory_fraction(fraction, index)
+
+
+def get_logical_device_configuration(device):
+    """The configurations `set_logical_device_configuration` set for `device`, or None."""
+    return _logical_configurations.get(_device(device))
+
+
+def get_memory_info(device):
+    """`{'current': bytes, 'peak': bytes}` that torch's allocator holds on a GPU (0 and 0 on
+    the CPU, as TF)."""
+    kind, index = _device(device)
+    if kind == 'CPU':
+        return {'current': 0, 'peak': 0}
+    return {'current': torch.cuda.memory_allocated(index),
+            'peak': torch.cuda.max_memory_allocated(index)}
+
+
+def get_memory_usage(device):
+    """The bytes torch's allocator holds on `device` (TF's deprecated query)."""
+    return get_memory_info(device)['current']
+
+
+def reset_memory_stats(device):
+    """Resets the `peak` of `get_memory_info` to the current use."""
+    kind, index = _device(device)
+    if kind == 'GPU':
+        torch.cuda.reset_peak_memory_stats(index)
+
+
+def get_device_details(device):
+    """`{'device_name': ..., 'compute_capability': (major, minor)}` of a GPU, `{}` for the
+    CPU, as TF."""
+    kind, index = _device(device)
+    if kind == 'CPU':
+        return {}
+    return {'device_name': torch.cuda.get_device_name(index),
+            'compute_capability': torch.cuda.get_device_capability(index)}
+
+
+_soft_placement = [True]
+
+
+def set_soft_device_placement(enabled):
+    """Records TF's soft placement setting (torchk places everything on its one device)."""
+    _soft_placement[0] = bool(enabled)
+
+
+def get_soft_device_placement():
+    """The setting `set_soft_device_placement` recorded (True by default, as TF)."""
+    return _soft_placement[0]
 
 
 def nothing(*args, **kwargs):
@@ -107,16 +251,23 @@ def _set_inter_op_threads(num_threads):
 
 _DEVICES = {
     'list_physical_devices': list_physical_devices,
-    'list_logical_devices': list_physical_devices,
+    'list_logical_devices': list_logical_devices,
     'get_visible_devices': get_visible_devices,
     'set_visible_devices': set_visible_devices,
+    'set_logical_device_configuration': set_logical_device_configuration,
+    'get_logical_device_configuration': get_logical_device_configuration,
 }
 
 config = Namespace('tf.config', dict(
     _DEVICES,
     experimental=Namespace('tf.config.experimental', dict(
         _DEVICES, set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
-        set_virtual_device_configuration=set_virtual_device_configuration,
+        set_virtual_device_configuration=set_logical_device_configuration,
+        get_virtual_device_configuration=get_logical_device_configuration,
+        get_memory_info=get_memory_info, get_memory_usage=get_memory_usage,
+        reset_memory_stats=reset_memory_stats,
+        get_device_details=get_device_details,
+        VirtualDeviceConfiguration=LogicalDeviceConfiguration,
         enable_op_determinism=nothing,
         enable_tensor_float_32_execution=torchk_config.set_tf32_enabled,
         tensor_float_32_execution_enabled=torchk_config.tf32_enabled)),
@@ -129,7 +280,11 @@ config = Namespace('tf.config', dict(
                                                 'set_experimental_options': nothing}),
     run_functions_eagerly=tracing.run_functions_eagerly,
     functions_run_eagerly=tracing.functions_run_eagerly,
-    set_soft_device_placement=nothing,
+    set_soft_device_placement=set_soft_device_placement,
+    get_soft_device_placement=get_soft_device_placement,
+    LogicalDeviceConfiguration=LogicalDeviceConfiguration,
+    LogicalDevice=LogicalDevice,
+    PhysicalDevice=PhysicalDevice,
 ))
 
 
@@ -234,30 +389,6 @@ class TensorShape:
 
     def __repr__(self):
         return 'TensorShape(%s)' % self.dims
-
-
-class OpError(Exception):
-    """TF's base error type (`tf.errors.OpError`)."""
-
-
-class InvalidArgumentError(OpError, ValueError):
-    """`tf.errors.InvalidArgumentError`; torchk's ops raise ValueError and TypeError."""
-
-
-class ResourceExhaustedError(OpError, RuntimeError):
-    """`tf.errors.ResourceExhaustedError`."""
-
-
-class NotFoundError(OpError, OSError):
-    """`tf.errors.NotFoundError`."""
-
-
-class OutOfRangeError(OpError, IndexError):
-    """`tf.errors.OutOfRangeError`."""
-
-
-class UnimplementedError(OpError, NotImplementedError):
-    """`tf.errors.UnimplementedError`."""
 
 
 errors = Namespace('tf.errors', {

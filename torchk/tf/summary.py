@@ -1,13 +1,24 @@
 """`tf.summary`: TensorBoard event files written by torch's `SummaryWriter` (the writer of
 torchk's `TensorBoard` callback): `create_file_writer`, a writer's `as_default()`, and
-`scalar`, `histogram`, `text` and `image` written to the default writer."""
+`scalar`, `histogram`, `text` and `image` written to the default writer.
+
+`trace_on` ... `trace_export(name, step)` writes, as the text summary `name`, each
+`tf.function` called in between: its input signature and its Python source (TF writes the
+graph it traced; torchk's programs are torch code, not TF graphs). With `profiler=True`,
+torch's profiler runs too, its trace written into `profiler_outdir` (`tf.profiler`).
+"""
 import contextlib
+import inspect
+import textwrap
 
 import numpy as np
 
+from . import profiler as tf_profiler
+from . import tracing
 from .namespaces import module_getattr
 
-__all__ = ['create_file_writer', 'scalar', 'histogram', 'text', 'image', 'flush']
+__all__ = ['create_file_writer', 'scalar', 'histogram', 'text', 'image', 'flush', 'trace_on',
+           'trace_off', 'trace_export']
 
 _default = []  # the writers made default, innermost last
 
@@ -97,6 +108,68 @@ def flush(writer=None, name=None):
     writer = writer or (_default[-1] if _default else None)
     if writer is not None:
         writer.flush()
+
+
+_trace = {'calls': None, 'profiler': False}
+
+
+def _observe(function, args, kwargs):
+    from .function_capture import call_template
+    calls = _trace['calls']
+    signature = repr(call_template(args, kwargs))
+    if (function, signature) not in calls:
+        calls.append((function, signature))
+
+
+def trace_on(graph=True, profiler=False, profiler_outdir=None):
+    """Starts listing the `tf.function`s called (and, with `profiler`, profiling), for
+    `trace_export`."""
+    trace_off()
+    _trace['calls'] = []
+    tracing.call_observers.append(_observe)
+    if profiler:
+        tf_profiler.start(profiler_outdir or '.')
+        _trace['profiler'] = True
+
+
+def trace_off():
+    """Stops what `trace_on` started, writing nothing."""
+    if _observe in tracing.call_observers:
+        tracing.call_observers.remove(_observe)
+    _trace['calls'] = None
+    if _trace['profiler']:
+        _trace['profiler'] = False
+        tf_profiler.finish(False)
+
+
+def _source(function):
+    try:
+        return textwrap.dedent(inspect.getsource(function.python_function))
+    except (OSError, TypeError):
+        return repr(function.python_function)
+
+
+def trace_export(name, step=None, profiler_outdir=None):
+    """Writes the `tf.function`s called since `trace_on` (signature and source) as the
+    text summary `name` at `step`, and the profile into `profiler_outdir`, then stops.
+
+    # Returns
+        False if there was no trace or no default writer, else True.
+
+    # Raises
+        ValueError: if a default writer is set and `step` is None.
+    """
+    calls = _trace['calls']
+    if calls is None:
+        return False
+    if _trace['profiler']:
+        _trace['profiler'] = False
+        tf_profiler.finish(profiler_outdir)
+    trace_off()
+    report = '\n\n'.join('tf.function %s, called with %s:\n\n    %s' % (
+        function.__name__, signature, _source(function).replace('\n', '\n    '))
+        for function, signature in calls) or 'No tf.function was called.'
+    return _write('add_text', name, report, step)
 
 
 __getattr__ = module_getattr('tf.summary')

@@ -29,6 +29,17 @@ _RECORDING = []
 _UNCONNECTED = ('none', 'zero')
 
 
+def note_variables_read(variables):
+    """Tells the tapes recording now that `variables` were read (by a function restored from
+    a SavedModel): their trainable ones are among `watched_variables()`, as TF's tapes list
+    the variables they saw read."""
+    for tape in _RECORDING:
+        if tape._watch_accessed_variables:
+            known = {id(v) for v in tape._watched}
+            tape._watched.extend(v for v in variables
+                                 if getattr(v, 'trainable', False) and id(v) not in known)
+
+
 class GradientTape:
     """Records operations for automatic differentiation (TF's `tf.GradientTape`).
 
@@ -89,7 +100,8 @@ class GradientTape:
             self._watched.append(leaf)
 
     def watched_variables(self):
-        """Returns the tensors and variables passed to `watch`."""
+        """Returns the tensors and variables passed to `watch`, and the trainable variables
+        that restored SavedModel functions read (`note_variables_read`)."""
         return tuple(self._watched)
 
     @contextlib.contextmanager

@@ -25,7 +25,9 @@ What cannot be recorded: Python that needs a tensor's value (`if` on a tensor, `
 `.numpy()`; TF's autograph turns some of these into graph control flow, torchk does not), or
 ops torchk cannot record. Recording then raises, and that signature of the function runs
 its Python eagerly on every call from then on, after a one-time message naming the error.
-`tf.config.run_functions_eagerly(True)` runs every function eagerly.
+`tf.config.run_functions_eagerly(True)` runs every function eagerly. So does a call made
+while a `tf.GradientTape` records: TF differentiates through its traced graph, and torchk's
+programs run outside autograd, so the Python runs on the tensors for the tape to see it.
 """
 import contextlib
 import functools
@@ -41,6 +43,10 @@ from .. import program as keras_program
 from ..variables import Variable
 from .. import structure
 
+# The signatures and concrete functions of tf.functions (`function_capture`, which builds on
+# this module, sets itself here when it is imported: `torchk.tf` imports it).
+capture = None
+
 _ACCEPTED = ('input_signature', 'autograph', 'jit_compile', 'reduce_retracing',
              'experimental_relax_shapes', 'experimental_compile', 'experimental_implements',
              'experimental_autograph_options', 'experimental_follow_type_hints',
@@ -48,7 +54,16 @@ _ACCEPTED = ('input_signature', 'autograph', 'jit_compile', 'reduce_retracing',
 
 _recordings = []
 _settings = {'eager': False}
+# Functions called with (function, args, kwargs) on each call of a `tf.function` outside a
+# recording (`tf.summary.trace_on` lists the functions called).
+call_observers = []
 _EAGER = 'eager'
+
+
+def _tape_recording():
+    """Whether a `tf.GradientTape` records now (`tape.py`, which imports this module)."""
+    tape = sys.modules.get('torchk.tf.tape')
+    return bool(tape is not None and tape._RECORDING)
 
 
 def current():
@@ -202,14 +217,20 @@ class Function:
         self.input_signature = input_signature
         self._name = name or getattr(python_function, '__name__', 'function')
         self._programs = {}
+        self._calls = {}
         self._told = False
         functools.update_wrapper(self, python_function)
 
     def __call__(self, *args, **kwargs):
-        if _settings['eager'] or current() is not None:
+        if current() is not None:
             # Called by a step being recorded, its ops join that recording.
             return self.python_function(*args, **kwargs)
         key = _signature(args, kwargs)
+        self._remember(key, args, kwargs)
+        for observe in list(call_observers):
+            observe(self, args, kwargs)
+        if _settings['eager'] or _tape_recording():
+            return self.python_function(*args, **kwargs)
         program = self._programs.get(key)
         if program is None:
             program = self._programs[key] = self._record(args, kwargs)
@@ -263,14 +284,75 @@ class Function:
                       file=sys.stderr)
             return _EAGER
 
+    def _remember(self, key, args, kwargs):
+        """Keeps the signature of a call (tensors as `TensorSpec`s, other objects by id),
+        for the concrete functions a SavedModel saves."""
+        if key not in self._calls:
+            self._calls[key] = capture.call_template(args, kwargs)
+
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return functools.partial(self.__call__, instance)
+        return BoundFunction(self, instance)
+
+    def concrete_function(self, instance, args, kwargs):
+        """The `ConcreteFunction` of `args` and `kwargs` (`TensorSpec`s or values; none:
+        `input_signature`, else the last signature called), on `instance` for a method.
+
+        # Raises
+            ValueError: if no signature is given nor known.
+        """
+        if not args and not kwargs:
+            if self.input_signature is not None:
+                args = tuple(self.input_signature)
+            else:
+                calls = self.concrete_arguments(instance)
+                if not calls:
+                    raise ValueError('tf.function %s: get_concrete_function() needs the input '
+                                     'signature (TensorSpecs), as the function has none and '
+                                     'was never called.' % self._name)
+                args, kwargs = calls[-1]
+        return capture.ConcreteFunction(self, instance, args, kwargs)
 
     def get_concrete_function(self, *args, **kwargs):
-        """Returns this function: its programs are recorded on the calls that need them."""
-        return self
+        """The `ConcreteFunction` of one signature (see `concrete_function`)."""
+        return self.concrete_function(None, args, kwargs)
+
+    def concrete_arguments(self, instance=None):
+        """`[(args, kwargs)]` of the signatures called so far (on `instance`, for a method:
+        the instance left out), tensors as `TensorSpec`s; those holding other objects than
+        the instance are left out (a SavedModel could not call them)."""
+        found = []
+        for template in self._calls.values():
+            arguments = capture.arguments_of(template, instance)
+            if arguments is not None:
+                found.append(arguments)
+        return found
+
+
+class BoundFunction(object):
+    """A `tf.function` method of an instance (`instance.method`), as TF binds them: callable,
+    with `get_concrete_function`."""
+
+    def __init__(self, function, instance):
+        self.function = function
+        self.instance = instance
+        functools.update_wrapper(self, function.python_function)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(self.instance, *args, **kwargs)
+
+    @property
+    def python_function(self):
+        return functools.partial(self.function.python_function, self.instance)
+
+    @property
+    def input_signature(self):
+        return self.function.input_signature
+
+    def get_concrete_function(self, *args, **kwargs):
+        """The `ConcreteFunction` of one signature, on this instance."""
+        return self.function.concrete_function(self.instance, args, kwargs)
 
 
 def function(func=None, **options):

@@ -30,7 +30,7 @@ restored = keras.models.load_model(os.path.join(work, 'model.keras'))
 np.testing.assert_allclose(restored.predict(x[300:]), expected, rtol=1e-5, atol=1e-6)
 restored.fit(x[:300], y[:300], epochs=1, verbose=0)
 
-model.save(os.path.join(work, 'saved_model'))  # TF: a SavedModel; torchk: HDF5, with a warning
+model.save(os.path.join(work, 'saved_model'))  # a SavedModel folder
 np.testing.assert_allclose(keras.models.load_model(os.path.join(work, 'saved_model')).predict(
     x[300:]), expected, rtol=1e-5, atol=1e-6)
 

@@ -32,6 +32,8 @@ Each difference from Keras 2.3.1 is one function here:
   layer's nested inputs) gets it as it is, where Keras 2.3.1 reads a tuple as a list of
   inputs; its `build` gets their shapes in that structure (`build_shape`), and a call's
   nested outputs are the node's flat outputs, returned in their structure.
+- `python_numbers_as_tensor`: a layer called on Python numbers (nested lists of them) is
+  called on one tensor of them, as tf.keras converts Python inputs.
 """
 import contextlib
 import functools
@@ -49,6 +51,7 @@ from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 from ... import structure
 from ...call_spec import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
                           listed_keyword_tensors)
+from ... import config
 from .. import eager
 
 _context = threading.local()
@@ -158,6 +161,26 @@ def bind_call_arguments(layer, args, kwargs):
         if listed:
             inputs = [inputs] + [tensor for _, tensor in listed]
     return inputs, keywords
+
+
+def _is_python_number(value):
+    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+
+
+def python_numbers_as_tensor(inputs):
+    """Inputs given as Python numbers (`layer([[2.0, 2.0, 2.0]])`, nested lists of them) as
+    one tensor (floats as `floatx`), as tf.keras converts Python values it is called on;
+    other inputs as they are."""
+    if not isinstance(inputs, (list, tuple)) or not _holds_only(inputs, _is_python_number):
+        return inputs
+    value = np.asarray(inputs)
+    if value.dtype == object:
+        return inputs  # ragged: not one tensor
+    if value.dtype.kind == 'f':
+        value = value.astype(K.floatx())
+    elif value.dtype.kind == 'i':
+        value = value.astype('int32')
+    return torch.as_tensor(value, device=config.device())
 
 
 def _holds_only(value, is_tensor):
@@ -449,6 +472,7 @@ def tf_keras_call(keras_call):
         if spec is not None:  # a recorded call, replayed on its flat tensors
             return _call_recorded(self, to_list(args[0]), spec, kwargs)
         inputs, keywords = bind_call_arguments(self, args, kwargs)
+        inputs = python_numbers_as_tensor(inputs)
         return _call_bound(self, keras_call, inputs, keywords)
     __call__.__doc__ = keras_call.__doc__
     return __call__

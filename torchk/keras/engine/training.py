@@ -21,6 +21,7 @@ tracker first), `self.optimizer.apply_gradients` / `minimize`.
 import contextlib
 import functools
 import itertools
+import os
 import threading
 
 import numpy as np
@@ -30,9 +31,11 @@ import keras
 from keras import backend as K
 from keras import callbacks as keras_callbacks
 from keras.utils.generic_utils import Progbar
+from keras.utils.io_utils import ask_to_proceed_with_overwrite
 
 from ...callbacks import TensorBoard
 from ...keras_compat.fixes import input_shapes
+from ...tf import checkpoint as tf_checkpoint
 from ...tf import distribute
 from ...tf import tape
 from ...tf import tracing
@@ -290,9 +293,26 @@ class Model(keras.Model):
             super(Model, self).load_weights(filepath, **kwargs)
 
     def load_weights(self, filepath, by_name=False, skip_mismatch=False, **kwargs):
-        """Loads weights saved by `save_weights`. A subclassed model that has no weights yet
-        (never called nor built) gets them when it is built, on its first call, as tf.keras
-        restores them."""
+        """Loads weights saved by `save_weights`: HDF5, or a TF checkpoint (a prefix, or a
+        folder: its latest checkpoint), TF's object-based restore (`tf.train.Checkpoint`),
+        which also restores the optimizer's state if the checkpoint has it. A subclassed
+        model that has no weights yet (never called nor built) gets them when it is built,
+        on its first call, as tf.keras restores them.
+
+        # Returns
+            For a TF checkpoint, the restore's status (`assert_consumed()`, ...).
+
+        # Raises
+            NotImplementedError: for `by_name=True` with a TF checkpoint (as tf.keras).
+            AssertionError: if nothing of the TF checkpoint matches the model.
+        """
+        if _is_tf_checkpoint(filepath):
+            if by_name:
+                raise NotImplementedError('Weights may only be loaded based on topology into '
+                                          'Models when loading TensorFlow-formatted weights '
+                                          '(got by_name=True to load_weights).')
+            status = tf_checkpoint.restore_object_graph(self, filepath)
+            return status.assert_nontrivial_match()
         kwargs.update(by_name=by_name, skip_mismatch=skip_mismatch)
         if not self._is_graph_network and not self.weights:
             self._torchk_deferred_weights = (filepath, kwargs)
@@ -600,12 +620,23 @@ class Model(keras.Model):
         return values[0] if len(values) == 1 else values
 
     def save_weights(self, filepath, overwrite=True, save_format=None, options=None):
-        """Saves the weights as HDF5 (Keras 2.3.1's `save_weights`; for `save_format='tf'`
-        too, which `load_weights` reads back), making the folder of `filepath` if it does
-        not exist yet, as tf.keras does. `options` (TF's checkpoint options) is unused."""
+        """Saves the weights as tf.keras 2 does: HDF5 (Keras 2.3.1's `save_weights`) for a
+        path ending in `.h5`, `.hdf5` or `.keras` or `save_format='h5'`, else a TF
+        checkpoint (`<filepath>.index` and its data, named the latest in the folder's
+        `checkpoint` file) of the model's object graph, its optimizer included, which TF
+        reads too. Makes the folder of `filepath` if it does not exist yet. `options` (TF's
+        checkpoint options) is unused."""
         if save_format not in (None, 'h5', 'tf'):
             raise ValueError("save_format must be 'h5', 'tf' or None; got %r." % (save_format,))
         make_parent_folder(filepath)
+        if save_format == 'tf' or (save_format is None and not str(filepath).lower().endswith(
+                _HDF5_SUFFIXES)):
+            prefix = os.fspath(filepath)
+            if (not overwrite and os.path.isfile(prefix + '.index')
+                    and not ask_to_proceed_with_overwrite(prefix)):
+                return None
+            tf_checkpoint.record_latest(tf_checkpoint.write_object_graph(self, prefix))
+            return None
         return super(Model, self).save_weights(filepath, overwrite=overwrite)
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None,
@@ -614,6 +645,21 @@ class Model(keras.Model):
         `torchk.keras.models.save_model`)."""
         save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
+
+
+_HDF5_SUFFIXES = ('.h5', '.hdf5', '.keras')
+
+
+def _is_tf_checkpoint(filepath):
+    """Whether `load_weights` reads `filepath` as a TF checkpoint: not an HDF5 file, and a
+    checkpoint prefix or a folder of checkpoints."""
+    if not isinstance(filepath, (str, os.PathLike)):
+        return False
+    path = os.fspath(filepath)
+    if os.path.isfile(path):
+        return False
+    return os.path.isfile(path + '.index') or os.path.isdir(path) or not path.lower().endswith(
+        _HDF5_SUFFIXES)
 
 
 def _flat_outputs(args, kwargs):

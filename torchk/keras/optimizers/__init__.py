@@ -29,6 +29,7 @@ from keras import optimizers as keras_optimizers
 from ... import function
 from ... import program
 from ...tf import distribute
+from ...tf import trackable
 from ...tf import tracing
 from .. import eager
 from .._facade import missing
@@ -134,6 +135,9 @@ class Optimizer(keras_optimizers.Optimizer):
         return grads
 
     def get_updates(self, loss, params):
+        """The updates of `params` (the slots are made here: a pending checkpoint restore
+        of the optimizer gives them their values, `slots.py`)."""
+        self._torchk_slot_params = list(params)
         variable = self.learning_rate
         if self.schedule is not None:
             self.learning_rate = self.schedule(self.iterations)
@@ -154,6 +158,7 @@ class Optimizer(keras_optimizers.Optimizer):
                 if id(p) in constraints:
                     p.constraint = constraints[id(p)]
         self.updates = updates
+        trackable.refresh(self)
         return updates
 
     def _update_rule(self, loss, params):
