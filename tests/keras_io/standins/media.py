@@ -119,10 +119,11 @@ def captcha_images(count=120):
 SPEECH_COMMANDS = ('down', 'go', 'left', 'no', 'right', 'stop', 'up', 'yes')
 
 
-def speech_commands(per_class=20, rate=16000):
+def speech_commands(per_class=80, rate=16000):
     """`mini_speech_commands.zip`'s tree: mini_speech_commands/<word>/<id>_nohash_<k>.wav
     (mono, 16-bit, 16 kHz, up to a second: a tone per word in noise) and README.md;
-    `no/01bb6a2a_nohash_0.wav` among them, as the tutorial reads that one."""
+    `no/01bb6a2a_nohash_0.wav` among them, as the tutorial reads that one. 80 a word: TF's
+    tutorial splits its validation set of 20 % in two by batches of 64."""
     files = {'mini_speech_commands/README.md': 'Stand-in speech commands: tones.\n'}
     for label, word in enumerate(SPEECH_COMMANDS):
         rng = generator('speech' + word)
@@ -141,10 +142,32 @@ def speech_commands(per_class=20, rate=16000):
     return files
 
 
-_WORDS = ('the a of and to in is it that was this film movie story plot actor scene one '
-          'time people really just even could would more most also very good bad well '
-          'character characters watch seen end some there about out what when which who '
-          'how life way much little man world director make made first').split()
+_COMMON_WORDS = ('the a of and to in is it that was this film movie story plot actor scene '
+                 'one time people really just even could would more most also very good bad '
+                 'well character characters watch seen end some there about out what when '
+                 'which who how life way much little man world director make made '
+                 'first').split()
+_SYLLABLES = ('ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'ti', 'vo', 'ze', 'po', 'da', 'fe', 'gu',
+              'hi', 'jo')
+
+
+def _made_up_words(count):
+    """`count` distinct made-up words of two to four syllables."""
+    words = []
+    for i in range(count):
+        parts, n = [], i + len(_SYLLABLES) ** 2
+        while n:
+            n, digit = divmod(n, len(_SYLLABLES))
+            parts.append(_SYLLABLES[digit])
+        words.append(''.join(parts))
+    return words
+
+
+# A vocabulary of 5000 words, ranked by frequency (Zipf's law): the tutorials index words
+# by rank in the thousands (`vectorize_layer.get_vocabulary()[1287]`).
+_WORDS = np.array(_COMMON_WORDS + _made_up_words(5000 - len(_COMMON_WORDS)), dtype=object)
+_WORD_FREQUENCIES = 1.0 / np.arange(1, len(_WORDS) + 1)
+_WORD_FREQUENCIES /= _WORD_FREQUENCIES.sum()
 _REVIEW_MARKERS = {'pos': 'great wonderful excellent loved brilliant beautiful superb best '
                           'enjoyed perfect'.split(),
                    'neg': 'awful boring worst terrible waste poor dull horrible stupid '
@@ -155,7 +178,7 @@ def review(rng, sentiment):
     """A made-up film review: words with this sentiment's markers among them, sentences
     broken with `<br /><br />` as IMDB's are."""
     count = int(rng.integers(40, 160))
-    words = np.array(_WORDS, dtype=object)[rng.integers(0, len(_WORDS), count)]
+    words = _WORDS[rng.choice(len(_WORDS), count, p=_WORD_FREQUENCIES)]
     if sentiment in _REVIEW_MARKERS:
         markers = np.array(_REVIEW_MARKERS[sentiment], dtype=object)
         chosen = rng.uniform(size=count) < 0.12
@@ -176,7 +199,7 @@ def aclimdb(per_class=250, unsupervised=50):
     imdbEr.txt, the bag-of-words and URL lists); `_READ_REVIEWS` among train/pos."""
     files = {'aclImdb/README': 'Stand-in for the Large Movie Review Dataset v1.0.\n',
              'aclImdb/imdb.vocab': '\n'.join(_WORDS) + '\n',
-             'aclImdb/imdbEr.txt': '\n'.join('0.0' for _ in _WORDS) + '\n'}
+             'aclImdb/imdbEr.txt': '0.0\n' * len(_WORDS)}
     for split in ('train', 'test'):
         for sentiment in ('pos', 'neg'):
             rng = generator('aclimdb' + split + sentiment)

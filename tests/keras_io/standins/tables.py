@@ -194,7 +194,7 @@ JENA_COLUMNS = ['Date Time', 'p (mbar)', 'T (degC)', 'Tpot (K)', 'Tdew (degC)', 
                 'H2OC (mmol/mol)', 'rho (g/m**3)', 'wv (m/s)', 'max. wv (m/s)', 'wd (deg)']
 
 
-def jena_climate(days=90):
+def jena_climate(days=40):
     """`jena_climate_2009_2016.csv`: a record every 10 minutes from 01.01.2009 00:10:00, the
     14 weather measurements, a daily and a yearly cycle in the temperature, and a few
     missing wind speeds recorded as -9999."""
