@@ -21,7 +21,6 @@ the generated part of the Markdown report (between its markers) from both JSON f
 `--pythonpath` adds a directory of the general packages some scripts import (matplotlib,
 pandas, tqdm; `selection.GENERAL_PACKAGES`) to both sides.
 """
-import argparse
 import os
 import sys
 
@@ -65,45 +64,17 @@ def run_script(side, keras_io, relative, out, timeout, tf_python, extra_paths,
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--keras-io', required=True)
-    parser.add_argument('--out', default='/tmp/keras_io_canon')
-    parser.add_argument('--side', choices=('tf', 'torchk', 'both'), default='both')
-    parser.add_argument('--only', nargs='*', default=[])
-    parser.add_argument('--timeout', type=int, default=900)
-    parser.add_argument('--tf-python', default='/tmp/oracle-env/bin/python')
-    parser.add_argument('--pythonpath', action='append', default=[])
-    parser.add_argument('--torchk', default=REPO,
-                        help='the directory holding the torchk package to run (default: '
-                        'this checkout)')
-    parser.add_argument('--rerun-tf', action='store_true',
-                        help='run TensorFlow again for scripts it already has results for')
-    parser.add_argument('--report', help='Markdown file whose generated part to rewrite')
-    parser.add_argument('--source', help='how the report names the keras-io checkout '
-                        '(e.g. its commit); default: the checkout\'s path')
-    parser.add_argument('--nice', type=int, default=15, help='niceness of the runs')
-    parser.add_argument('--no-wait-quiet', dest='wait_quiet', action='store_false',
-                        help='do not wait while %s exists before each run' % runs.QUIET)
-    args = parser.parse_args()
-
+    args = runs.argument_parser(__doc__.splitlines()[0], 'keras-io',
+                                'a keras-io checkout of its TF 2.x era', '/tmp/keras_io_canon',
+                                900, 'scripts', REPO).parse_args()
     keras_io = os.path.abspath(args.keras_io)
     os.makedirs(args.out, exist_ok=True)
     scripts = selection.scripts(keras_io)
     to_run = [relative for relative, reason in scripts if reason is None
               and (not args.only or any(s in relative for s in args.only))]
-    sides = ('tf', 'torchk') if args.side == 'both' else (args.side,)
-    for relative in to_run:
-        for side in sides:
-            if side == 'tf' and relative in runs.load_results(args.out, 'tf') \
-                    and not args.rerun_tf and args.side == 'both':
-                continue
-            result = run_script(side, keras_io, relative, args.out, args.timeout,
-                                args.tf_python, args.pythonpath, os.path.abspath(args.torchk),
-                                args.nice, args.wait_quiet)
-            runs.save_result(args.out, side, relative, result)
-            print('%-6s %-64s %-7s %6.0fs  %s' % (side, relative, result['outcome'],
-                                                   result['seconds'], result['error'][:120]),
-                  flush=True)
+    runs.run_corpus(to_run, args, lambda side, relative: run_script(
+        side, keras_io, relative, args.out, args.timeout, args.tf_python, args.pythonpath,
+        os.path.abspath(args.torchk), args.nice, args.wait_quiet))
     if args.report:
         report.write(args.report, report.generated(args.out, scripts, args.source or keras_io,
                                                    REAL_COUNTS), 'tests/keras_io/run_canon.py')

@@ -10,6 +10,7 @@ Before each run it waits while `/tmp/QUIET` exists (someone on the shared machin
 timing). The result is a dict: outcome ('pass', 'fail', 'timeout'), seconds, the error
 line and the script line it came from.
 """
+import argparse
 import json
 import os
 import re
@@ -129,6 +130,60 @@ def run_script(side, script, name, out, timeout, tf_python, extra_paths, torchk_
                     error='timed out after %ds' % timeout, where='')
     error, where = first_error(proc.stdout, script)
     return dict(outcome='fail', seconds=seconds, error=error[:400], where=where[:200])
+
+
+def argument_parser(description, corpus, corpus_help, out, timeout, unit, torchk_root):
+    """The command line both runners take: `--<corpus>` (the checkout), `--out`, `--side`,
+    `--only`, `--timeout`, `--tf-python`, `--pythonpath`, `--torchk`, `--rerun-tf`, `--nice`,
+    `--no-wait-quiet`, `--report`, `--source`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument('--' + corpus, required=True, help=corpus_help)
+    parser.add_argument('--out', default=out)
+    parser.add_argument('--side', choices=('tf', 'torchk', 'both'), default='both')
+    parser.add_argument('--only', nargs='*', default=[],
+                        help='run only the %s whose path contains one of these' % unit)
+    parser.add_argument('--timeout', type=int, default=timeout)
+    parser.add_argument('--tf-python', default='/tmp/tfkvenv/bin/python')
+    parser.add_argument('--pythonpath', action='append', default=[])
+    parser.add_argument('--torchk', default=torchk_root,
+                        help='the directory holding the torchk package to run (default: '
+                        'this checkout)')
+    parser.add_argument('--rerun-tf', action='store_true',
+                        help='run TensorFlow again for %s it already has results for' % unit)
+    parser.add_argument('--nice', type=int, default=15, help='niceness of the runs')
+    parser.add_argument('--no-wait-quiet', dest='wait_quiet', action='store_false',
+                        help='do not wait while %s exists before each run' % QUIET)
+    parser.add_argument('--report', help='Markdown file whose generated part to rewrite')
+    parser.add_argument('--source', help='how the report names the checkout (e.g. its '
+                        'commit); default: its path')
+    return parser
+
+
+def run_corpus(names, args, run_one, skip_tf_timeouts=False):
+    """Runs each of `names` on the sides `args.side` asks for, one run at a time, and
+    records and prints each result.
+
+    # Arguments
+        names: the scripts to run.
+        args: `argument_parser`'s parsed arguments.
+        run_one: `run_one(side, name)` runs one and returns its result dict.
+        skip_tf_timeouts: whether torchk skips what TensorFlow timed out on (the corpus
+            leaves those out as too slow for the machine).
+    """
+    sides = ('tf', 'torchk') if args.side == 'both' else (args.side,)
+    for name in names:
+        for side in sides:
+            tf_result = load_results(args.out, 'tf').get(name)
+            if side == 'tf' and tf_result and not args.rerun_tf and args.side == 'both':
+                continue
+            if (side == 'torchk' and skip_tf_timeouts and tf_result
+                    and tf_result['outcome'] == 'timeout'):
+                continue
+            result = run_one(side, name)
+            save_result(args.out, side, name, result)
+            print('%-6s %-64s %-7s %6.0fs  %s' % (side, name, result['outcome'],
+                                                   result['seconds'], result['error'][:120]),
+                  flush=True)
 
 
 def load_results(out, side):

@@ -19,12 +19,12 @@ exists (`tests/keras_io/runs.py`):
   on PYTHONPATH.
 Results go to `OUT/tf.json` and `OUT/torchk.json`, logs to `OUT/logs/<side>/<name>.log`.
 TensorFlow's results are the reference and are kept: `--side both` runs TensorFlow only for
-notebooks missing from `tf.json` (`--rerun-tf` runs it again). `--report` rewrites the
-generated part of the Markdown report from both JSON files. `--pythonpath` adds a directory
+notebooks missing from `tf.json` (`--rerun-tf` runs it again); torchk does not run the
+notebooks TensorFlow timed out on (too slow for the machine: left out). `--report` rewrites
+the generated part of the Markdown report from both JSON files. `--pythonpath` adds a directory
 of the general packages some notebooks import (matplotlib, pandas, seaborn, pillow,
 scikit-learn, IPython) to both sides.
 """
-import argparse
 import os
 import sys
 
@@ -70,45 +70,17 @@ def run_notebook(side, relative, script, out, timeout, tf_python, extra_paths,
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--docs', required=True, help='a tensorflow/docs checkout')
-    parser.add_argument('--out', default='/tmp/tf_docs_run')
-    parser.add_argument('--side', choices=('tf', 'torchk', 'both'), default='both')
-    parser.add_argument('--only', nargs='*', default=[])
-    parser.add_argument('--timeout', type=int, default=600)
-    parser.add_argument('--tf-python', default='/tmp/tfkvenv/bin/python')
-    parser.add_argument('--pythonpath', action='append', default=[])
-    parser.add_argument('--torchk', default=REPO,
-                        help='the directory holding the torchk package to run (default: '
-                        'this checkout)')
-    parser.add_argument('--rerun-tf', action='store_true',
-                        help='run TensorFlow again for notebooks it already has results for')
-    parser.add_argument('--nice', type=int, default=15, help='niceness of the runs')
-    parser.add_argument('--no-wait-quiet', dest='wait_quiet', action='store_false',
-                        help='do not wait while %s exists before each run' % runs.QUIET)
-    parser.add_argument('--report', help='Markdown file whose generated part to rewrite')
-    parser.add_argument('--source', help='how the report names the docs checkout (e.g. its '
-                        'commit); default: the checkout\'s path')
-    args = parser.parse_args()
-
+    args = runs.argument_parser(__doc__.splitlines()[0], 'docs', 'a tensorflow/docs checkout',
+                                '/tmp/tf_docs_run', 600, 'notebooks', REPO).parse_args()
     docs = os.path.abspath(args.docs)
     os.makedirs(args.out, exist_ok=True)
     notebooks = notebook_selection.notebooks(docs)
-    to_run = [(relative, script) for relative, script, reason in notebooks if reason is None
-              and (not args.only or any(s in relative for s in args.only))]
-    sides = ('tf', 'torchk') if args.side == 'both' else (args.side,)
-    for relative, script in to_run:
-        for side in sides:
-            if side == 'tf' and relative in runs.load_results(args.out, 'tf') \
-                    and not args.rerun_tf and args.side == 'both':
-                continue
-            result = run_notebook(side, relative, script, args.out, args.timeout,
-                                  args.tf_python, args.pythonpath,
-                                  os.path.abspath(args.torchk), args.nice, args.wait_quiet)
-            runs.save_result(args.out, side, relative, result)
-            print('%-6s %-58s %-7s %6.0fs  %s' % (side, relative, result['outcome'],
-                                                   result['seconds'], result['error'][:120]),
-                  flush=True)
+    scripts = {relative: script for relative, script, reason in notebooks if reason is None
+               and (not args.only or any(s in relative for s in args.only))}
+    runs.run_corpus(sorted(scripts), args, lambda side, relative: run_notebook(
+        side, relative, scripts[relative], args.out, args.timeout, args.tf_python,
+        args.pythonpath, os.path.abspath(args.torchk), args.nice, args.wait_quiet),
+        skip_tf_timeouts=True)
     if args.report:
         items = [(relative, reason) for relative, _, reason in notebooks]
         report.write(args.report, report.generated(args.out, items, args.source or docs,

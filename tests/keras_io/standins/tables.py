@@ -112,10 +112,10 @@ def font(name, count=30):
     return csv_text(header, rows)
 
 
-def heart():
-    """`heart.csv` (303 rows): age, sex, cp, trestbps, chol, fbs, restecg, thalach, exang,
+def heart(count=150):
+    """`heart.csv` (`count` rows, the real file 303: TF's pandas_dataframe tutorial fits it in
+    batches of 2, a dozen times): age, sex, cp, trestbps, chol, fbs, restecg, thalach, exang,
     oldpeak, slope, ca, thal ('fixed', 'normal', 'reversible'), target."""
-    count = 303
     rng = generator('heart')
     age = rng.integers(29, 78, count)
     sex = rng.integers(0, 2, count)
@@ -194,7 +194,7 @@ JENA_COLUMNS = ['Date Time', 'p (mbar)', 'T (degC)', 'Tpot (K)', 'Tdew (degC)', 
                 'H2OC (mmol/mol)', 'rho (g/m**3)', 'wv (m/s)', 'max. wv (m/s)', 'wd (deg)']
 
 
-def jena_climate(days=40):
+def jena_climate(days=30):
     """`jena_climate_2009_2016.csv`: a record every 10 minutes from 01.01.2009 00:10:00, the
     14 weather measurements, a daily and a yearly cycle in the temperature, and a few
     missing wind speeds recorded as -9999."""
