@@ -7,8 +7,10 @@ Usage:
 
 `--keras-io` is a checkout of keras-io from its TF 2.x era (before its move to Keras 3);
 `selection.py` picks the scripts to run and gives the others' reasons. Each script runs once
-per side, one process at a time, in a fresh scratch directory `OUT/<side>/<name>/`, through
-`harness.py` (offline, `keras.datasets` replaced by `synthetic_datasets.py`):
+per side, one process at a time, in a fresh scratch directory `OUT/<side>/<name>/`, after
+its shell cells (`shell.py`: the `curl`/`wget` of a download served by `standins`), through
+`harness.py` (offline: downloads answered by `standins`, `keras.datasets` replaced by
+`synthetic_datasets.py`), under `nice`, after waiting while `/tmp/QUIET` exists (`runs.py`):
 - TensorFlow: `TF_PYTHON harness.py SCRIPT` with `TF_USE_LEGACY_KERAS=1` (tf_keras);
 - torchk: `python -m torchk run harness.py SCRIPT`, with this checkout (or `--torchk DIR`,
   e.g. an older commit's tree, to measure it) first on PYTHONPATH.
@@ -19,22 +21,17 @@ the generated part of the Markdown report (between its markers) from both JSON f
 `--pythonpath` adds a directory of the general packages some scripts import (matplotlib,
 pandas, tqdm; `selection.GENERAL_PACKAGES`) to both sides.
 """
-import argparse
-import json
 import os
-import re
-import shutil
-import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import report  # noqa: E402
+import runs  # noqa: E402
 import selection  # noqa: E402
+import shell  # noqa: E402
 
-HARNESS = os.path.join(HERE, 'harness.py')
 # Scripts that hard-code a data set's real sample counts get them (KERAS_IO_DATA=real).
 REAL_COUNTS = {
     'guides/distributed_training.py': 'x_train[-10000:] as validation data',
@@ -47,122 +44,40 @@ REAL_COUNTS = {
     'examples/vision/metric_learning.py': 'np.random.randint(0, 50000) indices of x_train',
     'examples/vision/mixup.py': 'x_train[2000:] as training data',
 }
-_EXCEPTION = re.compile(r'^([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)|'
-                        r'[A-Za-z_][\w.]*\.[A-Z]\w*)(: .*)?$')
-
-
-def first_error(output, script):
-    """The exception line of a failed run's output and the script line it was raised from.
-
-    # Returns
-        `(error, where)`: the last line that reads `SomeError: message` (a traceback's
-        last line), and `'LINE: code'` of the deepest traceback frame in `script`, or ''.
-    """
-    lines = output.rstrip().splitlines()
-    error = next((line for line in reversed(lines) if _EXCEPTION.match(line)),
-                 lines[-1] if lines else '')
-    where = ''
-    frame = re.compile(r'^\s*File "%s", line (\d+)' % re.escape(script))
-    for i, line in enumerate(lines):
-        match = frame.match(line)
-        if match:
-            code = lines[i + 1].strip() if i + 1 < len(lines) else ''
-            where = '%s: %s' % (match.group(1), code)
-    return error, where
-
-
-def command(side, script, tf_python):
-    if side == 'tf':
-        return [tf_python, HARNESS, script]
-    return [sys.executable, '-m', 'torchk', 'run', HARNESS, script]
-
-
-def environment(side, relative, extra_paths, torchk_root=REPO):
-    env = dict(os.environ, MPLBACKEND='Agg', PYTHONUNBUFFERED='1',
-               KERAS_IO_DATA='real' if relative in REAL_COUNTS else 'small')
-    paths = list(extra_paths)
-    if side == 'tf':
-        env.update(TF_USE_LEGACY_KERAS='1', TF_CPP_MIN_LOG_LEVEL='2')
-    else:
-        paths.insert(0, torchk_root)
-    env['PYTHONPATH'] = os.pathsep.join(paths)
-    env.pop('KERAS_BACKEND', None)
-    return env
 
 
 def run_script(side, keras_io, relative, out, timeout, tf_python, extra_paths,
-               torchk_root=REPO):
-    """Runs one script on one side; returns its result dict (outcome, seconds, error,
-    where)."""
-    name = relative[:-3].replace('/', '__')
-    scratch = os.path.join(out, side, name)
-    shutil.rmtree(scratch, ignore_errors=True)
-    os.makedirs(scratch)
-    logs = os.path.join(out, 'logs', side)
-    os.makedirs(logs, exist_ok=True)
+               torchk_root=REPO, nice=15, wait_quiet=True):
+    """Runs one script on one side (`runs.run_script`), after its shell cells
+    (`shell.py`); returns its result dict."""
     script = os.path.join(keras_io, relative)
-    start = time.time()
-    proc = subprocess.run(['timeout', '--kill-after=30', str(timeout)]
-                          + command(side, script, tf_python),
-                          cwd=scratch,
-                          env=environment(side, relative, extra_paths, torchk_root),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          errors='replace')
-    seconds = round(time.time() - start, 1)
-    with open(os.path.join(logs, name + '.log'), 'w') as log:
-        log.write(proc.stdout)
-    shutil.rmtree(scratch, ignore_errors=True)
-    if proc.returncode == 0:
-        return dict(outcome='pass', seconds=seconds, error='', where='')
-    if proc.returncode in (124, 137):
-        return dict(outcome='timeout', seconds=seconds,
-                    error='timed out after %ds' % timeout, where='')
-    error, where = first_error(proc.stdout, script)
-    return dict(outcome='fail', seconds=seconds, error=error[:400], where=where[:200])
+    with open(script, encoding='utf-8') as f:
+        cells = shell.shell_cells(f.read())
+    return runs.run_script(
+        side, script, relative[:-3].replace('/', '__'), out, timeout, tf_python, extra_paths,
+        torchk_root,
+        variables=dict(KERAS_IO_DATA='real' if relative in REAL_COUNTS else 'small',
+                       MPLCONFIGDIR=os.path.join(out, 'mplconfig')),
+        prepare=(lambda scratch: shell.run_cells(cells, scratch, extra_paths)) if cells
+        else None,
+        nice=nice, wait_quiet=wait_quiet)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--keras-io', required=True)
-    parser.add_argument('--out', default='/tmp/keras_io_canon')
-    parser.add_argument('--side', choices=('tf', 'torchk', 'both'), default='both')
-    parser.add_argument('--only', nargs='*', default=[])
-    parser.add_argument('--timeout', type=int, default=900)
-    parser.add_argument('--tf-python', default='/tmp/oracle-env/bin/python')
-    parser.add_argument('--pythonpath', action='append', default=[])
-    parser.add_argument('--torchk', default=REPO,
-                        help='the directory holding the torchk package to run (default: '
-                        'this checkout)')
-    parser.add_argument('--rerun-tf', action='store_true',
-                        help='run TensorFlow again for scripts it already has results for')
-    parser.add_argument('--report', help='Markdown file whose generated part to rewrite')
-    parser.add_argument('--source', help='how the report names the keras-io checkout '
-                        '(e.g. its commit); default: the checkout\'s path')
-    args = parser.parse_args()
-
+    args = runs.argument_parser(__doc__.splitlines()[0], 'keras-io',
+                                'a keras-io checkout of its TF 2.x era', '/tmp/keras_io_canon',
+                                900, 'scripts', REPO).parse_args()
     keras_io = os.path.abspath(args.keras_io)
     os.makedirs(args.out, exist_ok=True)
     scripts = selection.scripts(keras_io)
     to_run = [relative for relative, reason in scripts if reason is None
               and (not args.only or any(s in relative for s in args.only))]
-    sides = ('tf', 'torchk') if args.side == 'both' else (args.side,)
-    for relative in to_run:
-        for side in sides:
-            path = os.path.join(args.out, side + '.json')
-            results = json.load(open(path)) if os.path.exists(path) else {}
-            if side == 'tf' and relative in results and not args.rerun_tf \
-                    and args.side == 'both':
-                continue
-            result = run_script(side, keras_io, relative, args.out, args.timeout,
-                                args.tf_python, args.pythonpath, os.path.abspath(args.torchk))
-            results[relative] = result
-            with open(path, 'w') as f:
-                json.dump(results, f, indent=1, sort_keys=True)
-            print('%-6s %-64s %-7s %6.0fs  %s' % (side, relative, result['outcome'],
-                                                   result['seconds'], result['error'][:120]),
-                  flush=True)
+    runs.run_corpus(to_run, args, lambda side, relative: run_script(
+        side, keras_io, relative, args.out, args.timeout, args.tf_python, args.pythonpath,
+        os.path.abspath(args.torchk), args.nice, args.wait_quiet))
     if args.report:
-        report.write(args.report, args.out, scripts, args.source or keras_io, REAL_COUNTS)
+        report.write(args.report, report.generated(args.out, scripts, args.source or keras_io,
+                                                   REAL_COUNTS), 'tests/keras_io/run_canon.py')
 
 
 if __name__ == '__main__':

@@ -13,18 +13,22 @@ docstrings) is parsed, and it is left out, with the first reason found, when it
 - calls `get_file` (a download), names a URL in its code, or asks for pretrained weights
   (`weights="imagenet"`);
 - reads a data set downloaded by hand (`BY_HAND`: said in its prose, not visible in code).
-What remains takes its data from `keras.datasets` (replaced offline by
-`synthetic_datasets.py`) or makes them itself.
+The download rules (shell cell, `get_file`, URL) do not apply to the scripts of `SERVED`,
+whose downloads all have stand-ins (`standins`; the runner runs their shell cells with
+`shell.py`). What remains takes its data from `keras.datasets` (replaced offline by
+`synthetic_datasets.py`), from stand-ins, or makes them itself.
 """
 import ast
 import os
 import re
 import sys
 
-# Packages that compute on numpy arrays (plots, metrics, tables, images) and never touch a
-# tensor: a script importing them stays in (the runner puts them on the path of both sides).
+# Packages that compute on numpy arrays (plots, metrics, tables, images) or serve general
+# needs (HTTP, Python 2 compatibility) and never touch a tensor: a script importing them
+# stays in (the runner puts them on the path of both sides; `offline.py` serves `requests`).
 GENERAL_PACKAGES = frozenset({'numpy', 'scipy', 'sklearn', 'matplotlib', 'mpl_toolkits',
-                              'pandas', 'PIL', 'IPython', 'tqdm'})
+                              'pandas', 'seaborn', 'PIL', 'IPython', 'tqdm', 'requests',
+                              'six'})
 KERAS_PACKAGES = frozenset({'tensorflow', 'keras', 'tf_keras'})
 GUIDE_PACKAGES = ('keras_cv', 'keras_nlp', 'keras_tuner')
 _URL = re.compile(r'\b(https?|gs|ftp)://')
@@ -36,6 +40,43 @@ BY_HAND = {
         'reads a Kaggle data set downloaded by hand (creditcard.csv)',
 }
 
+# The scripts that download their data, all of it served by stand-ins: {script: its URLs}.
+SERVED = {
+    'examples/structured_data/structured_data_classification_from_scratch.py':
+        ('http://storage.googleapis.com/download.tensorflow.org/data/heart.csv',),
+    'examples/structured_data/structured_data_classification_with_feature_space.py':
+        ('http://storage.googleapis.com/download.tensorflow.org/data/heart.csv',),
+    'examples/structured_data/collaborative_filtering_movielens.py':
+        ('http://files.grouplens.org/datasets/movielens/ml-latest-small.zip',),
+    'examples/timeseries/timeseries_weather_forecasting.py':
+        ('https://storage.googleapis.com/tensorflow/tf-keras-datasets/'
+         'jena_climate_2009_2016.csv.zip',),
+    'examples/timeseries/timeseries_classification_from_scratch.py':
+        ('https://raw.githubusercontent.com/hfawaz/cd-diagram/master/FordA/FordA_TRAIN.tsv',
+         'https://raw.githubusercontent.com/hfawaz/cd-diagram/master/FordA/FordA_TEST.tsv'),
+    'examples/timeseries/timeseries_classification_transformer.py':
+        ('https://raw.githubusercontent.com/hfawaz/cd-diagram/master/FordA/FordA_TRAIN.tsv',
+         'https://raw.githubusercontent.com/hfawaz/cd-diagram/master/FordA/FordA_TEST.tsv'),
+    'examples/timeseries/timeseries_anomaly_detection.py':
+        ('https://raw.githubusercontent.com/numenta/NAB/master/data/artificialNoAnomaly/'
+         'art_daily_small_noise.csv',
+         'https://raw.githubusercontent.com/numenta/NAB/master/data/artificialWithAnomaly/'
+         'art_daily_jumpsup.csv'),
+    'examples/nlp/text_classification_from_scratch.py':
+        ('https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz',),
+    'examples/nlp/neural_machine_translation_with_transformer.py':
+        ('http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip',),
+    'examples/nlp/multi_label_classification.py':
+        ('https://github.com/soumik12345/multi-label-text-classification/releases/download/'
+         'v0.2/arxiv_data.csv',),
+    'examples/vision/image_classification_from_scratch.py':
+        ('https://download.microsoft.com/download/3/E/1/3E1C3F21-ECDB-4869-8368-6DEBA77B919F/'
+         'kagglecatsanddogs_5340.zip',),
+    'examples/vision/captcha_ocr.py':
+        ('https://github.com/AakashKumarNain/CaptchaCracker/raw/master/'
+         'captcha_images_v2.zip',),
+}
+
 
 def _docstrings(tree):
     """The string statements of a module: keras-io's Markdown cells."""
@@ -44,8 +85,9 @@ def _docstrings(tree):
             and isinstance(node.value.value, str)]
 
 
-def _imported_packages(tree):
-    packages = []
+def imported_modules(tree):
+    """The absolute module names a parsed script imports, in order of first import."""
+    modules = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -53,10 +95,17 @@ def _imported_packages(tree):
             names = [node.module]
         else:
             continue
-        for name in names:
-            top = name.split('.')[0]
-            if top not in packages:
-                packages.append(top)
+        modules += [name for name in names if name not in modules]
+    return modules
+
+
+def imported_packages(tree):
+    """The top-level packages a parsed script imports, in order of first import."""
+    packages = []
+    for module in imported_modules(tree):
+        top = module.split('.')[0]
+        if top not in packages:
+            packages.append(top)
     return packages
 
 
@@ -104,11 +153,13 @@ def left_out_reason(relative_path, source):
     header = docstrings[0].value.value if docstrings else ''
     if re.search(r'^Accelerator:\s*TPU', header, re.M):
         return 'needs a TPU (Accelerator: TPU)'
-    outside = [p for p in _imported_packages(tree)
+    outside = [p for p in imported_packages(tree)
                if p not in KERAS_PACKAGES and p not in GENERAL_PACKAGES
                and p not in sys.stdlib_module_names]
     if outside:
         return 'imports %s (outside the Keras API)' % ', '.join(outside)
+    if relative_path in SERVED:
+        return BY_HAND.get(relative_path)
     for cell in docstrings:
         text = cell.value.value
         if text.startswith('shell'):
