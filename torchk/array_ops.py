@@ -37,7 +37,7 @@ def _shape(x):
     return torch.tensor(tuple(x.shape), dtype=torch.int64)
 
 
-class ShapeTensor(KerasTensor):
+class _ShapeTensor(KerasTensor):
     """`K.shape` of a symbol whose shape is partly static: its entries at the static axes
     are constants (a program computes nothing for them), the others are read when the
     graph runs, one axis at a time."""
@@ -89,7 +89,7 @@ def shape(x):
         if static is not None and None not in static:
             return _constant_shape(tuple(static))
         symbol = _shape(x)
-        return symbol if static is None else ShapeTensor(symbol, x)
+        return symbol if static is None else _ShapeTensor(symbol, x)
     return _shape(x)
 
 
@@ -492,10 +492,10 @@ def gather(reference, indices):
         raise TypeError("indices must be an integer tensor, got dtype %s; cast it with "
                         "K.cast(indices, 'int32')." % dtypes.name(indices.dtype))
     validation.check_index_range('gather', 'indices', indices, reference.shape[0])
-    return gather_checked(reference, indices)
+    return _gather_checked(reference, indices)
 
 
-def gather_checked(reference, indices):
+def _gather_checked(reference, indices):
     """`gather` of integer `indices` already known to lie in `[0, len(reference))`: rows of a
     2-D `reference` with `torch.embedding` (whose backward is one kernel), else
     `index_select`."""

@@ -208,7 +208,7 @@ def _linear(x, kernel, bias):
     return torch.nn.functional.linear(x, kernel.t(), bias)
 
 
-def folded_bias_add(x, bias, data_format):
+def _folded_dense_bias_add(x, bias, data_format):
     """Records `bias_add(x, bias, data_format)` as one `_linear` node when `x` is the
     result of a recorded `dot` of a dense tensor by a 2-D kernel, and `bias` a 1D vector of
     the kernel's output size and `x`'s dtype, added along the last axis; returns None

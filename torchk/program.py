@@ -505,6 +505,10 @@ def compile_program(inputs, outputs, updates, metric_flags, update_passes=None, 
             emitter.call(node, '', host=host.calls.get(id(node)))
     results = [emitter.expression(o) if m or not graph.is_symbol(o) else first_values[id(o)]
                for o, m in zip(outputs, metric_flags)]
+    # An output computed with autograd recording (the loss of a step) leaves the program
+    # without its graph, which the step's gradients have consumed.
+    results = ['%s.detach()' % r if id(getattr(o, 'node', None)) in recorded and r.isidentifier()
+               else r for o, r in zip(outputs, results)]
     emitter.lines.append('return [%s]' % ', '.join(results))
 
     params = ['p%d' % i for i in range(len(inputs))]

@@ -31,9 +31,12 @@ def test_weights_written_by_tf_keras(name, tf_values):
         np.testing.assert_array_equal(weight, tf_values['%s|weights|%d' % (name, i)])
     model.train_on_batch(X, Y)  # the optimizer's slots are made, with the saved values
     status.assert_consumed()
+    # Adam moves a weight whose gradient is near zero by lr * m / sqrt(v), a ratio of two
+    # roundings: its step (1e-3) may differ by a few percent from TF's with the summation
+    # order of the backward (threads), hence the absolute tolerance on the stepped weights.
     for i, weight in enumerate(model.trainable_variables):
         np.testing.assert_allclose(weight.numpy(), tf_values['%s|after_step|%d' % (name, i)],
-                                   rtol=1e-5, atol=1e-6)
+                                   rtol=1e-5, atol=5e-5)
 
 
 @pytest.mark.parametrize('name', MODELS)

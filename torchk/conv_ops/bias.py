@@ -67,12 +67,12 @@ def _folded_bias_add(x, bias, data_format):
 def _folds_into_convolution(bias_add_op):
     """Wraps `bias_add_op` so that a bias added to a recorded convolution's result is added by
     the convolution itself (see `_biased_conv`), and one added to a recorded dense product by
-    the product (`math_ops.folded_bias_add`)."""
+    the product (`math_ops._folded_dense_bias_add`)."""
     @functools.wraps(bias_add_op)
     def bias_add(x, bias, data_format=None):
         folded = _folded_bias_add(x, bias, data_format)
         if folded is None:
-            folded = math_ops.folded_bias_add(x, bias, data_format)
+            folded = math_ops._folded_dense_bias_add(x, bias, data_format)
         return bias_add_op(x, bias, data_format) if folded is None else folded
     return bias_add
 

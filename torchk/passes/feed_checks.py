@@ -88,7 +88,7 @@ def hoist(targets, inputs):
             continue
         checks[position] = size
         args = tuple(rewrite.symbol(a) for a in node.args)
-        rewrite.replace_node(node, graph.Node(array_ops.gather_checked, args, {},
+        rewrite.replace_node(node, graph.Node(array_ops._gather_checked, args, {},
                                               graph._symbols_in(args)))
     return rewrite.targets(targets), [IndexCheck(p, n) for p, n in checks.items()]
 
