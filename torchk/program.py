@@ -87,6 +87,16 @@ def ancestors(targets, stop):
     return order, list(leaves.values())
 
 
+def single_results(nodes, targets):
+    """`{node id: its result symbol}` for the nodes of `nodes` with a single tensor result
+    that a node of `nodes` or one of `targets` reads."""
+    found = {}
+    for item in [i for node in nodes for i in node.inputs] + list(targets):
+        if isinstance(item, graph.KerasTensor) and item.node is not None and item.path == ():
+            found[id(item.node)] = item
+    return found
+
+
 class Rewrite:
     """A rewrite of the graph behind a program's targets, made on a copy: the recorded graph,
     which Keras keeps building on, is never modified.

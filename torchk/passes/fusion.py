@@ -27,6 +27,7 @@ import torch
 from .. import config
 from .. import graph
 from .. import math_ops
+from .. import program
 
 # Python operators on plain tensors are these torch functions; their `out=` forms.
 _INTO = {operator.add: torch.add, operator.sub: torch.sub, operator.mul: torch.mul,
@@ -83,7 +84,8 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates, numbers=lambda s
         return result
     order = [n for n in first_nodes if id(n) in recorded]
     order += [n for n in first_nodes if id(n) not in recorded]
-    symbols = _symbols(order + list(metric_nodes), list(outputs) + [v for _, v in updates])
+    symbols = program.single_results(order + list(metric_nodes),
+                                     list(outputs) + [v for _, v in updates])
     last_read = {}
     for i, node in enumerate(order):
         for item in node.inputs:
@@ -114,15 +116,6 @@ def plan(first_nodes, recorded, metric_nodes, outputs, updates, numbers=lambda s
             # taken) keeps that input's memory alive past its last direct read
             owned.difference_update(id(item) for item in node.inputs)
     return result
-
-
-def _symbols(nodes, targets):
-    """`{node id: its result symbol}` for the nodes with a single tensor result."""
-    found = {}
-    for item in [i for node in nodes for i in node.inputs] + targets:
-        if isinstance(item, graph.KerasTensor) and item.node is not None and item.path == ():
-            found[id(item.node)] = item
-    return found
 
 
 def _into_form(node, result_symbol, numbers):

@@ -67,10 +67,7 @@ def rewrite(targets, fed=()):
         return list(targets)
     nodes, _ = program.ancestors([t for t in targets if graph.is_symbol(t)],
                                  stop={id(s) for s in fed})
-    results = {}
-    for item in [i for node in nodes for i in node.inputs] + list(targets):
-        if isinstance(item, graph.KerasTensor) and item.node is not None and item.path == ():
-            results[id(item.node)] = item
+    results = program.single_results(nodes, targets)
     rewritten = program.Rewrite(fed)
     known = {}
     for node in nodes:
