@@ -177,9 +177,9 @@ def test_cell_kernel_equals_the_generic_loop(layer_class, options, masked, go_ba
 # A layer returning its last output only: the gradient reaches the kernels through the last
 # state alone, and the recurrent-dropout mask is folded into the step factors.
 @pytest.mark.parametrize('layer_class, options', [
-    (LSTM, dict(dropout=0.3, recurrent_dropout=0.3)),
-    (GRU, dict(dropout=0.3, recurrent_dropout=0.3)),
-    (GRU, dict(reset_after=True, recurrent_dropout=0.3)),
+    (LSTM, dict(dropout=0.3, recurrent_dropout=0.3, implementation=2)),
+    (GRU, dict(dropout=0.3, recurrent_dropout=0.3, implementation=2)),
+    (GRU, dict(reset_after=True, recurrent_dropout=0.3, implementation=2)),
     (SimpleRNN, dict(recurrent_dropout=0.3)),
 ])
 @pytest.mark.parametrize('masked', [False, True])
