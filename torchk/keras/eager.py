@@ -82,7 +82,7 @@ def map_structure(fn, value):
     return fn(value)
 
 
-def _dtype_name(value):
+def dtype_name(value):
     if isinstance(value, torch.Tensor):
         if value.dtype == torch.float64:  # cast to floatx by `_tensor`
             return K.floatx()
@@ -97,7 +97,7 @@ def _signature(value):
     """A hashable key of the shapes (batch size left out) and dtypes of `value`."""
     def key(leaf):
         shape = tuple(np.shape(leaf))
-        return (shape[1:] if shape else None, _dtype_name(leaf))
+        return (shape[1:] if shape else None, dtype_name(leaf))
     return repr(map_structure(key, value))
 
 
@@ -165,7 +165,7 @@ def _tensor(value):
 def _placeholder(value, name=None, batch=False):
     shape = tuple(np.shape(value))
     batch_shape = ((shape[0] if batch else None),) + shape[1:] if shape else ()
-    return keras.layers.Input(batch_shape=batch_shape, dtype=_dtype_name(value), name=name)
+    return keras.layers.Input(batch_shape=batch_shape, dtype=dtype_name(value), name=name)
 
 
 def training_value(training):
@@ -346,7 +346,7 @@ def update_metric(metric, update_state, args, kwargs):
         symbols = [map_structure(lambda v: K.placeholder(
             shape=tuple(np.shape(v)) if whole or not np.ndim(v)
             else (None,) + tuple(np.shape(v))[1:],
-            dtype=_dtype_name(v)), value) for value in values]
+            dtype=dtype_name(v)), value) for value in values]
         symbolic_args = symbols[:len(args)]
         symbolic_kwargs = dict(zip(names, symbols[len(args):]))
         updates = update_state(*symbolic_args, **symbolic_kwargs)

@@ -43,6 +43,7 @@ from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 from ...saving.dialects import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
                                 listed_keyword_tensors)
 from ... import graph
+from ...tf import structure
 from .. import eager
 
 _context = threading.local()
@@ -205,6 +206,46 @@ def _is_all_none(mask):
     return all(m is None for m in eager.leaves(mask))
 
 
+def is_structured(nest):
+    """Whether a call's inputs or outputs form a structure that tf.keras keeps: a dict, a
+    tuple, or lists nested in a list (a tensor and a flat list of tensors are Keras 2.3.1's
+    own forms)."""
+    if isinstance(nest, (dict, tuple)):
+        return True
+    return isinstance(nest, list) and any(isinstance(item, (list, tuple, dict))
+                                          for item in nest)
+
+
+def flat_call_outputs(outputs, replace=None):
+    """What a `call` returned, and its tensors as the flat list a node holds: a structure
+    (`is_structured`: a dict, a tuple, nested lists) flattened in `tf.nest`'s order and kept
+    as it is; a tensor or a list as Keras 2.3.1 returns them.
+
+    # Arguments
+        outputs: the call's result.
+        replace: optional function applied to each tensor (both results hold its results).
+    """
+    flat = structure.flatten(outputs) if is_structured(outputs) else to_list(outputs)
+    if replace is not None:
+        flat = [replace(x) for x in flat]
+    if is_structured(outputs):
+        return structure.pack_as(outputs, flat), flat
+    return unpack_singleton(flat), flat
+
+
+def flat_output_masks(masks, count):
+    """The masks `compute_mask` gave for a call of `count` outputs, one per output: masks
+    nested as the outputs are flattened alike, one mask (or None) repeated."""
+    if isinstance(masks, (list, tuple, dict)):
+        flat = structure.flatten(masks)
+        if len(flat) == count:
+            return flat
+        if count > 1 and len(flat) == 1:
+            return flat * count
+        return [None] * count if all(m is None for m in flat) else flat
+    return [masks] * count
+
+
 def call_with_spec(layer, flat, spec, constants):
     """Calls `layer` on symbols the tf.keras way (see `CALL_SPEC`), recording one node whose
     inputs are the flat tensors.
@@ -223,21 +264,27 @@ def call_with_spec(layer, flat, spec, constants):
     kwargs = dict(constants, **tensors)
     if not _is_all_none(mask) and has_arg(layer.call, 'mask'):
         kwargs['mask'] = mask
+    # Structured inputs (dicts, nested lists: tf.keras') are built with the structure of
+    # their shapes; Keras 2.3.1's input specs are lists, which say nothing of them.
+    structured = is_structured(inputs)
     with K.name_scope(layer.name), training_context(spec.get('training')):
         if not layer.built:
-            layer.assert_input_compatibility(inputs)
-            layer.build(unpack_singleton([K.int_shape(x) for x in to_list(inputs)]))
+            if not structured:
+                layer.assert_input_compatibility(inputs)
+            layer.build(eager.map_structure(K.int_shape, inputs) if structured
+                        else unpack_singleton([K.int_shape(x) for x in to_list(inputs)]))
             layer.built = True
             if layer._initial_weights is not None:
                 layer.set_weights(layer._initial_weights)
-        layer.assert_input_compatibility(inputs)
-        outputs = layer.call(inputs, **kwargs)
-        output_mask = layer.compute_mask(inputs, None if _is_all_none(mask) else mask)
+        if not structured:
+            layer.assert_input_compatibility(inputs)
         given = {id(x) for x in flat}
-        flat_outputs = [K.identity(x) if id(x) in given else x for x in to_list(outputs)]
-        outputs = unpack_singleton(flat_outputs)
-        if not isinstance(output_mask, (list, tuple)) and len(flat_outputs) > 1:
-            output_mask = [output_mask] * len(flat_outputs)
+        outputs, flat_outputs = flat_call_outputs(
+            layer.call(inputs, **kwargs),
+            lambda x: K.identity(x) if id(x) in given else x)
+        output_mask = flat_output_masks(
+            layer.compute_mask(inputs, None if _is_all_none(mask) else mask),
+            len(flat_outputs))
         layer._add_inbound_node(
             input_tensors=flat, output_tensors=flat_outputs, input_masks=flat_masks,
             output_masks=output_mask, input_shapes=[K.int_shape(x) for x in flat],
@@ -273,7 +320,8 @@ def _call_symbolically(layer, keras_call, inputs, keywords):
     tensors = {k: v for k, v in keywords.items()
                if k not in ('training', 'mask') and _holds_only(v, _is_keras_tensor)}
     given_training = None if accepts_training else _training_given(training)
-    if not tensors and mask is None and given_training is None:
+    if (not tensors and mask is None and given_training is None and not is_structured(inputs)
+            and not is_structured(getattr(layer, '_nested_outputs', None))):
         with training_context(training):
             return keras_call(layer, inputs, **keywords)
     constants = {k: v for k, v in keywords.items() if k not in tensors}
@@ -304,8 +352,6 @@ def _call_eagerly(layer, inputs, keywords):
     if has_arg(layer.call, 'training'):
         constants['training'] = training
     if not tensors and mask is None:
-        if isinstance(inputs, dict) and getattr(layer, '_is_graph_network', False):
-            inputs = [inputs[name] for name in layer.input_names]
         values, spec = inputs, None
     else:
         values, spec = flatten_call(inputs, tensors, mask)

@@ -12,8 +12,19 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   torchk too (`torchk.saving.dialects` reads it back).
 - `conform_inputs`: the inputs are cast to the dtypes of the model's `Input`s, as tf.keras
   casts them (an eager call on `uint8` images of a model whose `Input` is float32).
+- structured inputs and outputs: a model made of `inputs` and `outputs` nested in dicts,
+  lists and tuples (`keras.Model({'text': a, 'kind': b}, {'score': s})`) keeps them as
+  `_nested_inputs` and `_nested_outputs` (`flat_graph_arguments`), Keras 2.3.1's `Network`
+  the flat lists in `tf.nest`'s order (dict entries by sorted key). A call takes the inputs
+  in that structure, or a dict by input names (`flatten_to_reference_inputs`), and returns
+  the outputs in theirs (`call_with_structures`); `input` and `output` are the structures;
+  its configuration keeps them (`get_config_in_tf_keras_form`, `from_config_with_structures`),
+  as tf.keras writes `input_layers` and `output_layers`. Data for `fit`, `evaluate` and
+  `predict` (arrays, and dataset elements) is keyed as Keras 2.3.1 reads it
+  (`data_by_input_names`, `data_by_output_names`), and so are `compile`'s losses and metrics.
 """
 import functools
+import warnings
 
 from keras import backend as K
 from keras.engine import network
@@ -21,7 +32,220 @@ from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
 from ...saving import dialects
-from .base_layer import CALL_SPEC, current_training, training_context, unflatten_call
+from ...tf import structure
+from .base_layer import (CALL_SPEC, current_training, flat_call_outputs, flat_output_masks,
+                         is_structured, training_context, unflatten_call)
+
+
+def _is_flat(nest):
+    """A tensor, or a list, tuple or dict of tensors (by name: tf.keras maps a dict given to
+    such a model by its keys)."""
+    items = nest.values() if isinstance(nest, dict) else nest if isinstance(
+        nest, (list, tuple)) else ()
+    return not any(isinstance(item, (list, tuple, dict)) for item in items)
+
+
+def flat_graph_arguments(args, kwargs):
+    """`Model(inputs, outputs)`'s arguments with nested inputs and outputs flattened for
+    Keras 2.3.1 (in `tf.nest`'s order), and the structures as tf.keras keeps them (a list
+    holding one tensor is that tensor).
+
+    # Returns
+        `(args, kwargs, structures)`: `structures` is `(inputs, outputs)`, or None when the
+        arguments are not a functional model's.
+    """
+    args, kwargs = list(args), dict(kwargs)
+    places = []
+    for position, name in enumerate(('inputs', 'outputs')):
+        if len(args) > position:
+            places.append((args, position))
+        elif name in kwargs:
+            places.append((kwargs, name))
+    if len(places) < 2:
+        return args, kwargs, None
+    structures = []
+    for holder, key in places:
+        nest = holder[key]
+        if isinstance(nest, list) and len(structure.flatten(nest)) == 1:
+            nest = nest[0]
+        structures.append(nest)
+        if is_structured(nest):
+            holder[key] = structure.flatten(nest)
+    return args, kwargs, tuple(structures)
+
+
+def set_structures(model, inputs, outputs):
+    """Keeps a functional model's `inputs` and `outputs` as given (`flat_graph_arguments`)."""
+    model._nested_inputs = inputs
+    model._nested_outputs = outputs
+
+
+def _input_keys(model):
+    """The keys by which a dict given to `model` is read, in the order of its inputs; None
+    for a model of nested inputs (its dicts are flattened as they are)."""
+    nested = getattr(model, '_nested_inputs', None)
+    if isinstance(nested, dict) and _is_flat(nested):
+        return sorted(nested)
+    if nested is None or _is_flat(nested):
+        return list(model.input_names)
+    return None
+
+
+def flatten_to_reference_inputs(model, inputs):
+    """A call's `inputs` as the flat list of `model`'s inputs, as tf.keras maps them: a dict
+    by the keys of the model's dict of inputs (or by its `Input`s' names, for a model given
+    a tensor or a list of them, or when those are the dict's keys), anything else flattened
+    in `tf.nest`'s order. Keys the model does not have are ignored with a warning.
+
+    # Raises
+        ValueError: for a dict without some of the model's inputs.
+    """
+    keys = _input_keys(model) if isinstance(inputs, dict) else None
+    if keys is None:
+        return structure.flatten(inputs)
+    if any(key not in inputs for key in keys):
+        by_name = list(model.input_names)
+        if not all(name in inputs for name in by_name):
+            raise ValueError('Model %s takes the inputs %s; the dict it was given has the keys '
+                             '%s.' % (model.name, keys, sorted(inputs)))
+        keys = by_name
+    extra = [key for key in inputs if key not in keys]
+    if extra:
+        warnings.warn('Input dict contained keys %s which did not match any model input. They '
+                      'will be ignored by the model.' % extra, stacklevel=3)
+    return [inputs[key] for key in keys]
+
+
+def nested_like_outputs(model, outputs):
+    """`outputs` (Keras 2.3.1's: one tensor or a list) in the structure of `model`'s outputs
+    where it has one."""
+    nested = getattr(model, '_nested_outputs', None)
+    if not is_structured(nested):
+        return outputs
+    return structure.pack_as(nested, to_list(outputs))
+
+
+def data_by_input_names(model, x):
+    """`fit`/`evaluate`/`predict` data `x` as Keras 2.3.1 reads it for a functional model: a
+    dict keyed by the model's input names, or a flat list (see
+    `flatten_to_reference_inputs`)."""
+    if not getattr(model, '_is_graph_network', False) or not model.inputs:
+        return x
+    if isinstance(x, dict):
+        return dict(zip(model.input_names, flatten_to_reference_inputs(model, x)))
+    if is_structured(getattr(model, '_nested_inputs', None)) and isinstance(x, (list, tuple)):
+        return structure.flatten(x)
+    return x
+
+
+def data_by_output_names(model, y):
+    """Targets `y` as Keras 2.3.1 reads them: a dict keyed by the model's output dict keys
+    becomes one keyed by its output names (an output without a target is left out, as Keras
+    leaves out the outputs without a loss), or the list of them for a subclassed model not
+    compiled yet (Keras compiles it on these targets); targets nested as the outputs are
+    flattened."""
+    nested = getattr(model, '_nested_outputs', None)
+    if not is_structured(nested):
+        return y
+    if isinstance(y, dict) and isinstance(nested, dict):
+        if not model._is_compiled:
+            return [y[key] for key in sorted(nested)]
+        names = dict(zip(sorted(nested), model.output_names))
+        return {names.get(key, key): value for key, value in y.items()}
+    if isinstance(y, (list, tuple)):
+        return structure.flatten(y)
+    return y
+
+
+def by_output_names(model, argument):
+    """A `compile` argument given per output (`loss`, `metrics`, `loss_weights`, ...) keyed
+    by the keys of a model's dict of outputs, keyed by its output names instead, which Keras
+    2.3.1 reads; other values as they are."""
+    nested = getattr(model, '_nested_outputs', None)
+    if not isinstance(argument, dict) or not isinstance(nested, dict):
+        return argument
+    names = dict(zip(sorted(nested), model.output_names))
+    return {names.get(key, key): value for key, value in argument.items()}
+
+
+def call_with_structures(keras_call):
+    """Wraps `Network.call`: the inputs in the model's structure (or a dict by input names:
+    `flatten_to_reference_inputs`), the outputs in theirs (`nested_like_outputs`)."""
+    @functools.wraps(keras_call)
+    def call(self, inputs, mask=None):
+        if not self._is_graph_network:
+            return keras_call(self, inputs, mask)
+        flat = unpack_singleton(flatten_to_reference_inputs(self, inputs))
+        if mask is not None and not K.is_tensor(mask):
+            mask = unpack_singleton(flatten_to_reference_inputs(self, mask))
+        return nested_like_outputs(self, keras_call(self, flat, mask))
+    return call
+
+
+def compute_mask_with_structures(keras_compute_mask):
+    """Wraps `Network.compute_mask`: the inputs read as `call_with_structures` reads them;
+    the output masks stay Keras 2.3.1's flat list, which its `compile` reads."""
+    @functools.wraps(keras_compute_mask)
+    def compute_mask(self, inputs, mask):
+        if not self._is_graph_network:
+            return keras_compute_mask(self, inputs, mask)
+        flat = unpack_singleton(flatten_to_reference_inputs(self, inputs))
+        if mask is not None and not K.is_tensor(mask):
+            mask = unpack_singleton(flatten_to_reference_inputs(self, mask))
+        return keras_compute_mask(self, flat, mask)
+    return compute_mask
+
+
+def structured_endpoint(keras_property, attribute):
+    """`Network.input` or `output` (`keras_property`): the structure the model was given
+    (`attribute`) where it is one."""
+    def endpoint(self):
+        nested = getattr(self, attribute, None)
+        return nested if is_structured(nested) else keras_property.fget(self)
+    endpoint.__doc__ = keras_property.__doc__
+    return property(endpoint)
+
+
+def _pack_references(nest, flat):
+    """`flat` (a list, one item per reference) in the structure of the references `nest`."""
+    flat = iter(flat)
+
+    def pack(value):
+        if dialects.is_tensor_reference(value):
+            return next(flat)
+        if isinstance(value, dict):
+            packed = {key: pack(value[key]) for key in sorted(value)}
+            return {key: packed[key] for key in value}
+        return [pack(item) for item in value]
+    return pack(nest)
+
+
+def from_config_with_structures(keras_from_config):
+    """Wraps `Network.from_config`: `input_layers` and `output_layers` nested as tf.keras
+    writes them (a dict of inputs, lists in lists; `torchk.saving.dialects` keeps a
+    translated file's as `NESTED_ENDPOINTS`) are read flat, and the model keeps their
+    structure."""
+    function = keras_from_config.__func__
+
+    @functools.wraps(function)
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        nests = config.pop(dialects.NESTED_ENDPOINTS, {})
+        for key in ('input_layers', 'output_layers'):
+            nest = nests.get(key, config.get(key))
+            if nest is not None and (isinstance(nest, dict) or not all(
+                    dialects.is_tensor_reference(item) for item in nest)):
+                nests[key] = nest
+                config[key] = dialects.flat_tensor_references(nest)
+        model = function(cls, config, custom_objects)
+        if nests:
+            inputs = nests.get('input_layers')
+            outputs = nests.get('output_layers')
+            set_structures(
+                model, model.inputs if inputs is None else _pack_references(inputs, model.inputs),
+                model.outputs if outputs is None else _pack_references(outputs, model.outputs))
+        return model
+    return classmethod(from_config)
 
 
 def conform_inputs(model, inputs):
@@ -57,10 +281,8 @@ def replay_node(node, tensors, masks):
             kwargs['training'] = current_training()
         training = kwargs.get('training')
     with K.name_scope(layer.name), training_context(training):
-        outputs = to_list(layer.call(inputs, **kwargs))
-        output_masks = layer.compute_mask(inputs, mask)
-        output_masks = ([None] * len(outputs) if output_masks is None
-                        else to_list(output_masks))
+        _, outputs = flat_call_outputs(layer.call(inputs, **kwargs))
+        output_masks = flat_output_masks(layer.compute_mask(inputs, mask), len(outputs))
         if getattr(layer, 'activity_regularizer', None) is not None:
             with K.name_scope('activity_regularizer'):
                 layer.add_loss([layer.activity_regularizer(x) for x in outputs],
@@ -122,7 +344,8 @@ def run_internal_graph(self, inputs, masks=None):
 
 def get_config_in_tf_keras_form(keras_get_config):
     """Wraps `Network.get_config`: its nodes recorded with a `CALL_SPEC` as tf.keras writes
-    them (`dialects.tf_keras_node`)."""
+    them (`dialects.tf_keras_node`), and its `input_layers` and `output_layers` in the
+    structure of the model's inputs and outputs."""
     @functools.wraps(keras_get_config)
     def get_config(self):
         config = keras_get_config(self)
@@ -130,15 +353,25 @@ def get_config_in_tf_keras_form(keras_get_config):
             for layer in config['layers']:
                 layer['inbound_nodes'] = [dialects.tf_keras_node(node)
                                           for node in layer['inbound_nodes']]
+            for key, nest in (('input_layers', getattr(self, '_nested_inputs', None)),
+                              ('output_layers', getattr(self, '_nested_outputs', None))):
+                if is_structured(nest):
+                    config[key] = structure.pack_as(nest, config[key])
         return config
     return get_config
 
 
 def install():
-    """Puts tf.keras' replay (`run_internal_graph`) and node form (`get_config`) on Keras
+    """Puts tf.keras' replay (`run_internal_graph`), structured inputs and outputs (`call`,
+    `compute_mask`, `input`, `output`, `from_config`) and node form (`get_config`) on Keras
     2.3.1's `Network`."""
     if getattr(network.Network.get_config, '_torchk_tf_keras_nodes', False):
         return
     network.Network.run_internal_graph = run_internal_graph
+    network.Network.call = call_with_structures(network.Network.call)
+    network.Network.compute_mask = compute_mask_with_structures(network.Network.compute_mask)
+    network.Network.input = structured_endpoint(network.Network.input, '_nested_inputs')
+    network.Network.output = structured_endpoint(network.Network.output, '_nested_outputs')
+    network.Network.from_config = from_config_with_structures(network.Network.from_config)
     network.Network.get_config = get_config_in_tf_keras_form(network.Network.get_config)
     network.Network.get_config._torchk_tf_keras_nodes = True
