@@ -236,7 +236,8 @@ class Model(keras.Model):
                          metrics=self._compile_metrics,
                          weighted_metrics=self._compile_weighted_metrics,
                          loss_weights=self.loss_weights)
-        return standardized
+        return _rank_one_fed_as_given(standardized, self._feed_inputs,
+                                      getattr(self, '_feed_targets', []))
 
     def _set_metric_attributes(self):
         """Keras 2.3.1's, with each output's loss metric weighting batches by their size, as
@@ -646,6 +647,26 @@ class Model(keras.Model):
         `torchk.keras.models.save_model`)."""
         save_model(self, filepath, overwrite=overwrite,
                           include_optimizer=include_optimizer, save_format=save_format)
+
+
+def _rank_one_fed_as_given(standardized, inputs, targets):
+    """tf.keras feeds a 1-D array as it is, where Keras 2.3.1's data checks make it a column
+    `(n, 1)`: each array so expanded for a placeholder of rank 1 (a subclassed model's input
+    made from 1-D data, its targets) gets its shape back.
+
+    # Arguments
+        standardized: `(x, y, sample_weights)`, as Keras' `_standardize_user_data` returns.
+        inputs, targets: the placeholders fed `x` and `y`, in order.
+    """
+    x, y, sample_weights = standardized
+
+    def as_given(arrays, placeholders):
+        if not arrays:
+            return arrays
+        ranks = [K.ndim(p) for p in placeholders] + [None] * len(arrays)
+        return [a[:, 0] if rank == 1 and isinstance(a, np.ndarray) and a.shape[1:] == (1,)
+                else a for a, rank in zip(arrays, ranks)]
+    return as_given(x, inputs), as_given(y, targets), sample_weights
 
 
 def _losses(layer, keras_losses):
