@@ -4,7 +4,8 @@ tf.keras' arguments (`input_layer.py`),
 tf.keras' other names of the same classes (`Convolution2DTranspose`, ...), and
 `experimental`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True`
 (`recurrent.py`), `BatchNormalization` in inference mode when frozen
-(`normalization.py`), and convolutions through `convolution_op` (`convolutional.py`)."""
+(`normalization.py`), convolutions through `convolution_op` (`convolutional.py`), and `Dense`
+casting integer inputs to its dtype (`core.py`)."""
 from keras import layers as _keras_layers
 from keras.layers import InputLayer, Layer  # noqa: F401
 from keras.layers.wrappers import Wrapper  # noqa: F401
@@ -13,11 +14,13 @@ from .._facade import reexport
 from . import experimental  # noqa: F401
 from .input_layer import Input  # noqa: F401
 from .convolutional import convolution_through_convolution_op as _convolution_op
+from .core import dense_casts_its_inputs as _dense_casts
 from .normalization import frozen_batch_normalization_infers as _frozen_infers
 from .recurrent import GRU, GRUCell  # noqa: F401
 
 _frozen_infers()
 _convolution_op()
+_dense_casts()
 Convolution1DTranspose = _keras_layers.Conv1DTranspose
 Convolution2DTranspose = _keras_layers.Conv2DTranspose
 Convolution3DTranspose = _keras_layers.Conv3DTranspose
