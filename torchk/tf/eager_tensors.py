@@ -1,6 +1,6 @@
 """torch tensors as TensorFlow's eager tensors where TF code relies on it, served as
-TensorFlow (`install_import_hook`): a tensor's `device` is TF's device name, and slices may
-step backwards.
+TensorFlow (`install_import_hook`): a tensor's `device` is TF's device name, its `shape` a
+`tf.TensorShape`, and slices may step backwards.
 
 `device`: TF code reads `x.device` as a string, `'/job:localhost/replica:0/task:0/device:CPU:0'`
 (`x.device.endswith('GPU:0')`). torch's `Tensor.device` is a `torch.device`, which torch's own
@@ -13,15 +13,24 @@ looked up once per calling function's code object. A `DeviceName` cannot be give
 a device (`torch.zeros(3, device=x.device)` in a script raises torch's error on the string):
 take `x.device.torch_device` there.
 
+`shape`: TF code reads `x.shape.as_list()`, `x.shape.rank`, `x.shape.num_elements()`; torch's
+`torch.Size` has none of them and cannot be subclassed. The same rule gives code outside
+torch and torchk a `Shape`: a `tf.TensorShape` that is also a tuple of the sizes, so that
+torch and numpy take it where they take a size (`tf.zeros(x.shape)`, `np.ones(x.shape)`).
+
 Slices: `x[::-1]`, `x[5:1:-2]` select backwards in TF, where torch refuses a negative step;
-such an index is computed as the slices of positive step, then each backward slice selected
-along its axis (`_backward_slices`: a copy, as TF's slices are).
+such an index is computed as Keras symbols compute it (`graph.getitem`: each backward slice
+a slice of the flipped axis).
 """
 import sys
 
 import torch
 
+from .. import graph
+from .runtime import TensorShape
+
 _TORCH_DEVICE = torch._C.TensorBase.__dict__['device']
+_TORCH_SHAPE = torch._C.TensorBase.__dict__['shape']
 _TORCH_GETITEM = torch.Tensor.__getitem__
 _TF_TYPES = {'cpu': 'CPU', 'cuda': 'GPU'}
 _from_torch = {}
@@ -44,6 +53,26 @@ class DeviceName(str):
         return self
 
 
+class Shape(TensorShape, tuple):
+    """A tensor's shape as TF gives it: a `tf.TensorShape` (`as_list()`, `rank`,
+    `num_elements()`, `TensorShape([2, 3])` as its repr, `(2, 3)` as its str) that is also
+    the tuple of its sizes."""
+
+    def __new__(cls, sizes):
+        return tuple.__new__(cls, sizes)
+
+    def __init__(self, sizes):
+        TensorShape.__init__(self, sizes)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return Shape(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    def __str__(self):
+        return tuple.__repr__(self)
+
+
 def _asked_by_torch(code, globals_):
     known = _from_torch.get(code)
     if known is None:
@@ -59,42 +88,12 @@ def _device(tensor):
     return DeviceName(device)
 
 
-def _backward_slices(tensor, key):
-    """`tensor[key]` for a key of ints, slices (some of negative step), `None` and `...`;
-    None for any other key."""
-    items = key if isinstance(key, tuple) else (key,)
-    if not all(item is None or item is Ellipsis or isinstance(item, (int, slice))
-               for item in items):
-        return None
-    consumed = sum(1 for item in items if item is not None and item is not Ellipsis)
-    forward, backward = [], []
-    axis = result_axis = 0
-    for item in items:
-        if item is None:
-            forward.append(item)
-            result_axis += 1
-        elif item is Ellipsis:
-            forward.append(item)
-            axis += tensor.ndim - consumed
-            result_axis += tensor.ndim - consumed
-        elif isinstance(item, slice):
-            if item.step is not None and item.step < 0:
-                if axis >= tensor.ndim:
-                    return None
-                backward.append((result_axis, torch.tensor(
-                    range(*item.indices(tensor.shape[axis])), dtype=torch.long,
-                    device=tensor.device)))
-                item = slice(None)
-            forward.append(item)
-            axis += 1
-            result_axis += 1
-        else:
-            forward.append(item)
-            axis += 1
-    result = _TORCH_GETITEM(tensor, tuple(forward))
-    for result_axis, index in backward:
-        result = result.index_select(result_axis, index)
-    return result
+def _shape(tensor):
+    shape = _TORCH_SHAPE.__get__(tensor)
+    caller = sys._getframe(1)
+    if _asked_by_torch(caller.f_code, caller.f_globals):
+        return shape
+    return Shape(shape)
 
 
 def _getitem(tensor, key):
@@ -103,21 +102,20 @@ def _getitem(tensor, key):
     except ValueError as error:
         if 'step must be greater than zero' not in str(error):
             raise
-        result = _backward_slices(tensor, key)
-        if result is None:
-            raise
-        return result
+    return graph.getitem(tensor, key)
 
 
 def install():
-    """Makes torch tensors' `device` and slices TF's (idempotent)."""
+    """Makes torch tensors' `device`, `shape` and slices TF's (idempotent)."""
     if not isinstance(torch.Tensor.__dict__.get('device'), property):
         torch.Tensor.device = property(_device, doc=_TORCH_DEVICE.__doc__)
+        torch.Tensor.shape = property(_shape, doc=_TORCH_SHAPE.__doc__)
         torch.Tensor.__getitem__ = _getitem
 
 
 def uninstall():
-    """Gives torch tensors torch's `device` and slices back."""
+    """Gives torch tensors torch's `device`, `shape` and slices back."""
     if isinstance(torch.Tensor.__dict__.get('device'), property):
         del torch.Tensor.device
+        del torch.Tensor.shape
         del torch.Tensor.__getitem__
