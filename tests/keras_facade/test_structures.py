@@ -144,3 +144,19 @@ def test_tuple_outputs_and_nested_inputs_keep_their_structure(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path, safe_mode=False)
     np.testing.assert_allclose(loaded([[a], {'k': b}])[1], outputs[1], rtol=1e-6)
+
+
+def test_columns_are_conformed_to_inputs_of_one_feature():
+    """tf.keras conforms a `(batch,)` column to an `Input((1,))` (TF's CSV and preprocessing
+    tutorials call their dict models on `dict(data_frame)`-like columns), text included."""
+    size = keras.Input((1,), name='size')
+    kind = keras.Input((1,), name='kind', dtype='string')
+    encoded = keras.layers.StringLookup(vocabulary=['x', 'y'], output_mode='one_hot')(kind)
+    model = keras.Model({'size': size, 'kind': kind},
+                        keras.layers.Concatenate()([size, encoded]))
+    columns = {'size': np.array([1., 2., 3.], 'float32'), 'kind': np.array(['x', 'y', 'z'])}
+    expected = np.array([[1., 0., 1., 0.], [2., 0., 0., 1.], [3., 1., 0., 0.]])
+    np.testing.assert_allclose(model(columns), expected)
+    np.testing.assert_allclose(model({k: v[:, None] for k, v in columns.items()}), expected)
+    np.testing.assert_allclose(model.predict(columns, verbose=0), expected)
+

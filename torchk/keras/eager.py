@@ -28,6 +28,7 @@ import torch
 import keras
 from keras import backend as K
 from keras.engine import base_layer
+from keras.engine.input_layer import InputLayer
 from keras.utils import generic_utils
 from keras.utils import metrics_utils
 from keras.utils.generic_utils import to_list
@@ -52,14 +53,16 @@ def is_eager(value):
     return bool(found) and all(
         isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number, strings.StringTensor))
         and not graph.is_symbol(v) for v in found) and any(
-        isinstance(v, (torch.Tensor, np.ndarray, strings.StringTensor)) for v in found)
+        isinstance(v, (torch.Tensor, np.ndarray, np.generic, strings.StringTensor))
+        for v in found)
 
 
 def _numbers_only(value):
-    """True if `value` (nested lists, tuples, dicts) holds Python numbers only (metric data
-    given as lists: `m.update_state([0, 1], [0.3, 0.5])`)."""
+    """True if `value` (nested lists, tuples, dicts) holds Python or numpy numbers only
+    (metric data given as lists, `m.update_state([0, 1], [0.3, 0.5])`, or as a number,
+    `loss_tracker.update_state(float(loss))`)."""
     found = leaves(value)
-    return bool(found) and all(isinstance(v, (bool, int, float)) for v in found)
+    return bool(found) and all(isinstance(v, (bool, int, float, np.generic)) for v in found)
 
 
 def leaves(value):
@@ -159,12 +162,24 @@ def _tensor(value):
     value = np.asarray(value)
     if value.dtype == np.float64:
         value = value.astype(K.floatx())
-    return torch.from_numpy(np.ascontiguousarray(value))
+    return torch.from_numpy(contiguous(value))
+
+
+def contiguous(array):
+    """`array` in C order; a scalar stays one (numpy's `ascontiguousarray` gives it a
+    dimension)."""
+    return np.ascontiguousarray(array) if array.ndim else array
 
 
 def _placeholder(value, name=None, batch=False):
     shape = tuple(np.shape(value))
-    batch_shape = ((shape[0] if batch else None),) + shape[1:] if shape else ()
+    if not shape:
+        # A scalar (`model(1)`): Keras 2.3.1's `Input` takes no empty shape, so its layer
+        # is given the scalar placeholder, whose own shape stands.
+        tensor = K.placeholder(shape=(), dtype=dtype_name(value), name=name)
+        InputLayer(input_tensor=tensor, batch_input_shape=(1,)).batch_input_shape = ()
+        return tensor
+    batch_shape = ((shape[0] if batch else None),) + shape[1:]
     return keras.layers.Input(batch_shape=batch_shape, dtype=dtype_name(value), name=name)
 
 

@@ -25,6 +25,11 @@ Each difference from Keras 2.3.1 is one function here:
 - `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
+- `python_numbers_as_arrays`: a layer called on Python numbers computes on arrays of TF's
+  dtypes for them (`model(1)`).
+- structured calls: a call whose inputs are a dict, a tuple or nested lists (`is_structured`)
+  records one node of their flat tensors (`CALL_SPEC`), is built with the structure of their
+  shapes, and returns what `call` returns, a structure included (`flat_call_outputs`).
 """
 import contextlib
 import functools
@@ -47,6 +52,25 @@ from ...tf import structure
 from .. import eager
 
 _context = threading.local()
+_symbolic = threading.local()
+
+
+@contextlib.contextmanager
+def symbolic_losses():
+    """Within this block Keras 2.3.1 builds its training graph (`compile`, its `fit` and
+    `evaluate`): models' `losses` are Keras' symbolic ones, and Python operators on a
+    model's outputs are the loss's computation, not layers of the model."""
+    depth = getattr(_symbolic, 'depth', 0)
+    _symbolic.depth = depth + 1
+    try:
+        yield
+    finally:
+        _symbolic.depth = depth
+
+
+def in_symbolic_block():
+    """Whether Keras 2.3.1 is building its training graph (`symbolic_losses`)."""
+    return getattr(_symbolic, 'depth', 0) > 0
 
 
 @contextlib.contextmanager
@@ -363,6 +387,18 @@ def _call_eagerly(layer, inputs, keywords):
     return eager.call_layer(layer, values, training, repr(sorted(constants.items())), trace)
 
 
+def python_numbers_as_arrays(inputs):
+    """The inputs of a layer call with each Python number (a leaf of lists, tuples, dicts)
+    as an array of TF's dtype for it (float32, int32, bool), as tf.keras converts them:
+    `model(1)` computes on a scalar."""
+    if not any(isinstance(leaf, (bool, int, float)) for leaf in eager.leaves(inputs)):
+        return inputs
+    dtypes = {bool: 'bool', int: 'int32', float: 'float32'}
+    return eager.map_structure(
+        lambda leaf: np.asarray(leaf, dtypes[type(leaf)]) if type(leaf) in dtypes else leaf,
+        inputs)
+
+
 def compute_mask_if_supported(self, inputs, mask=None):
     """`Layer.compute_mask` as tf.keras' layers apply it: the mask passes through a layer
     that supports masking, and stops at one that does not."""
@@ -476,6 +512,7 @@ def install():
         if spec is not None:  # a recorded call, replayed on its flat tensors
             return _call_recorded(self, to_list(args[0]), spec, kwargs)
         inputs, keywords = bind_call_arguments(self, args, kwargs)
+        inputs = python_numbers_as_arrays(inputs)
         if eager.is_eager(inputs):
             return _call_eagerly(self, inputs, keywords)
         training = keywords.get('training')

@@ -10,8 +10,9 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
 - `get_config_in_tf_keras_form`: a node recorded with a `CALL_SPEC` is saved as tf.keras
   saves it (the keyword tensors among the call's arguments), which tf.keras loads, and
   torchk too (`torchk.saving.dialects` reads it back).
-- `conform_inputs`: the inputs are cast to the dtypes of the model's `Input`s, as tf.keras
-  casts them (an eager call on `uint8` images of a model whose `Input` is float32).
+- `conform_inputs`: the inputs are conformed to the model's `Input`s as tf.keras conforms
+  them: a `(batch,)` column to an `Input((1,))` and back, then cast to their dtypes (an eager
+  call on `uint8` images of a model whose `Input` is float32).
 - structured inputs and outputs: a model made of `inputs` and `outputs` nested in dicts,
   lists and tuples (`keras.Model({'text': a, 'kind': b}, {'score': s})`) keeps them as
   `_nested_inputs` and `_nested_outputs` (`flat_graph_arguments`), Keras 2.3.1's `Network`
@@ -22,19 +23,30 @@ tf.keras' replay differs from Keras 2.3.1's, one function here:
   as tf.keras writes `input_layers` and `output_layers`. Data for `fit`, `evaluate` and
   `predict` (arrays, and dataset elements) is keyed as Keras 2.3.1 reads it
   (`data_by_input_names`, `data_by_output_names`), and so are `compile`'s losses and metrics.
+- `operators_as_op_layers`: a Python operator on a Keras tensor of a functional model under
+  construction (`2 * inputs + 1`, `x[:, :2]`, `-y`) is a `TFOpLambda` (`SlicingOpLambda`)
+  layer of the model, as tf.keras' Keras tensors make one; inside a layer's `call`, a
+  recorded step, or Keras' graph of losses it is the backend's op, as before.
 """
 import functools
 import warnings
+
+import numpy as np
+import torch
 
 from keras import backend as K
 from keras.engine import network
 from keras.engine.base_layer import object_list_uid
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
+from ... import graph
+from ... import strings
+from ...layers import tf_ops
 from ...saving import dialects
 from ...tf import structure
+from ...tf import tracing
 from .base_layer import (CALL_SPEC, current_training, flat_call_outputs, flat_output_masks,
-                         is_structured, training_context, unflatten_call)
+                         in_symbolic_block, is_structured, training_context, unflatten_call)
 
 
 def _is_flat(nest):
@@ -249,9 +261,53 @@ def from_config_with_structures(keras_from_config):
 
 
 def conform_inputs(model, inputs):
-    """`inputs` (a list, one per model input) cast to the dtypes of the model's inputs."""
-    return [x if x is None or K.dtype(x) == K.dtype(reference) else K.cast(x, K.dtype(reference))
-            for x, reference in zip(inputs, model.inputs)]
+    """`inputs` (a list, one per model input) conformed to the model's `Input`s as tf.keras
+    conforms them: a last axis of size 1 dropped where the `Input` has one axis fewer, or
+    added where it has one more and its last is of size 1 (a `(batch,)` column fed to an
+    `Input((1,))`); then cast to the `Input`'s dtype."""
+    conformed = []
+    for x, reference in zip(inputs, model.inputs):
+        if x is not None and K.dtype(x) != 'string':
+            change = _rank_change(K.int_shape(x), K.int_shape(reference))
+            if change:
+                x = K.expand_dims(x, -1) if change > 0 else K.squeeze(x, -1)
+            if K.dtype(x) != K.dtype(reference):
+                x = K.cast(x, K.dtype(reference))
+        conformed.append(x)
+    return conformed
+
+
+def _rank_change(shape, reference):
+    """+1 (add a last axis of size 1), -1 (drop it) or 0: tf.keras' conforming of a tensor
+    of `shape` to an `Input` of shape `reference`."""
+    if len(shape) == len(reference) + 1 and shape[-1] == 1:
+        return -1
+    if len(shape) == len(reference) - 1 and reference[-1] == 1:
+        return 1
+    return 0
+
+
+def conform_values(model, inputs):
+    """The values (arrays, tensors, text) of an eager call of a functional model as the flat
+    list of its inputs (`flatten_to_reference_inputs`), each conformed to its `Input`'s rank
+    as `conform_inputs` conforms tensors: text too (`dict(data_frame)`'s columns of strings
+    for `Input((1,), dtype='string')`), which placeholders of the values' shapes could not
+    conform later."""
+    flat = flatten_to_reference_inputs(model, inputs)
+    if len(flat) != len(model.inputs):
+        return inputs
+    conformed = []
+    for value, reference in zip(flat, model.inputs):
+        if isinstance(value, strings.StringTensor):
+            value = strings.as_bytes(value)
+        change = (_rank_change(tuple(value.shape), K.int_shape(reference))
+                  if isinstance(value, (np.ndarray, torch.Tensor)) else 0)
+        if change > 0:
+            value = value[..., None]
+        elif change < 0:
+            value = value[..., 0]
+        conformed.append(value)
+    return conformed
 
 
 def replay_node(node, tensors, masks):
@@ -361,10 +417,56 @@ def get_config_in_tf_keras_form(keras_get_config):
     return get_config
 
 
+# Python operators of Keras tensors -> (the op's name in tf.keras' op layers, whether the
+# tensor is the op's second operand).
+_OPERATOR_OPS = {
+    '__add__': ('__operators__.add', False), '__radd__': ('__operators__.add', True),
+    '__sub__': ('math.subtract', False), '__rsub__': ('math.subtract', True),
+    '__mul__': ('math.multiply', False), '__rmul__': ('math.multiply', True),
+    '__truediv__': ('math.truediv', False), '__rtruediv__': ('math.truediv', True),
+    '__floordiv__': ('compat.v1.floor_div', False),
+    '__rfloordiv__': ('compat.v1.floor_div', True),
+    '__mod__': ('math.floormod', False), '__rmod__': ('math.floormod', True),
+    '__pow__': ('math.pow', False), '__rpow__': ('math.pow', True),
+    '__matmul__': ('linalg.matmul', False), '__rmatmul__': ('linalg.matmul', True),
+    '__and__': ('math.logical_and', False), '__rand__': ('math.logical_and', True),
+    '__or__': ('math.logical_or', False), '__ror__': ('math.logical_or', True),
+    '__xor__': ('math.logical_xor', False), '__rxor__': ('math.logical_xor', True),
+    '__lt__': ('math.less', False), '__le__': ('math.less_equal', False),
+    '__gt__': ('math.greater', False), '__ge__': ('math.greater_equal', False),
+    '__neg__': ('math.negative', False), '__abs__': ('math.abs', False),
+    '__invert__': ('math.logical_not', False), '__getitem__': ('__operators__.getitem', False),
+}
+
+
+def _operator_as_op_layer(symbolic_operator, key, reflected):
+    @functools.wraps(symbolic_operator)
+    def operator(self, *other):
+        if (getattr(self, '_keras_history', None) is not None and tracing.current() is None
+                and not in_symbolic_block()):
+            arguments = other + (self,) if reflected else (self,) + other
+            output = tf_ops.functional_op(key, arguments, {})
+            if output is not NotImplemented:
+                return output
+        return symbolic_operator(self, *other)
+    operator._torchk_op_layer = True
+    return operator
+
+
+def operators_as_op_layers():
+    """Makes the Python operators of Keras tensors (`graph.KerasTensor`) of a functional
+    model under construction `TFOpLambda` layer calls (see the module docstring)."""
+    for name, (key, reflected) in _OPERATOR_OPS.items():
+        symbolic_operator = getattr(graph.KerasTensor, name)
+        if not getattr(symbolic_operator, '_torchk_op_layer', False):
+            setattr(graph.KerasTensor, name,
+                    _operator_as_op_layer(symbolic_operator, key, reflected))
+
+
 def install():
     """Puts tf.keras' replay (`run_internal_graph`), structured inputs and outputs (`call`,
     `compute_mask`, `input`, `output`, `from_config`) and node form (`get_config`) on Keras
-    2.3.1's `Network`."""
+    2.3.1's `Network`, and Python operators as op layers on Keras tensors."""
     if getattr(network.Network.get_config, '_torchk_tf_keras_nodes', False):
         return
     network.Network.run_internal_graph = run_internal_graph
@@ -375,3 +477,4 @@ def install():
     network.Network.from_config = from_config_with_structures(network.Network.from_config)
     network.Network.get_config = get_config_in_tf_keras_form(network.Network.get_config)
     network.Network.get_config._torchk_tf_keras_nodes = True
+    operators_as_op_layers()

@@ -18,10 +18,8 @@ does:
 `self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
-import contextlib
 import functools
 import itertools
-import threading
 
 import numpy as np
 import torch
@@ -35,35 +33,20 @@ from keras.utils.generic_utils import Progbar
 from ... import keras_compat
 from ...callbacks import TensorBoard
 from ...tf import distribute
+from ...tf import structure
 from ...tf import tape
 from ...tf import tracing
 from .. import eager
 from .. import optimizers as tf_optimizers
 from . import functional
 from .saving import make_parent_folder, save_model
+from .base_layer import in_symbolic_block, symbolic_losses
 from .compile_utils import (LossesContainer, MetricsContainer, OutputLossMean,
                             output_names_of)
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
                            _is_array_data, _numpy, _numpy_batches, _numpy_batches_once, _take,
-                           _to_tensor, _validation_tuple, host_text, pack_x_y_sample_weight,
+                           _to_tensor, _validation_tuple, array_data, pack_x_y_sample_weight,
                            unpack_x_y_sample_weight)
-
-_symbolic = threading.local()
-
-
-@contextlib.contextmanager
-def symbolic_losses():
-    """Within this block models' `losses` are Keras' symbolic ones (for Keras' compile)."""
-    depth = getattr(_symbolic, 'depth', 0)
-    _symbolic.depth = depth + 1
-    try:
-        yield
-    finally:
-        _symbolic.depth = depth
-
-
-def _in_symbolic_block():
-    return getattr(_symbolic, 'depth', 0) > 0
 
 
 def _value(value):
@@ -193,6 +176,8 @@ class Model(keras.Model):
                 + list(self._metrics))
 
     def __call__(self, *args, **kwargs):
+        if self._is_graph_network and args and eager.is_eager(args[0]):
+            args = (functional.conform_values(self, args[0]),) + args[1:]
         if not self._is_graph_network and not self.built:
             if getattr(self, '_torchk_deferred_weights', None) is not None:
                 self.build(keras_compat.input_shapes(args[0] if args
@@ -295,12 +280,12 @@ class Model(keras.Model):
         nested = outputs if functional.is_structured(outputs) else None
         super(Model, self)._set_inputs(
             inputs, None if outputs is None else
-            functional.structure.flatten(outputs) if nested is not None else outputs, training)
+            structure.flatten(outputs) if nested is not None else outputs, training)
         if nested is None and len(self.outputs) == 1 and functional.is_structured(
                 self.outputs[0]):
             nested = self.outputs[0]  # what `call` returned, from Keras' call
         if nested is not None:
-            self.outputs = functional.structure.flatten(nested)
+            self.outputs = structure.flatten(nested)
             self.output_names = output_names_of(nested)
             functional.set_structures(self, given, nested)
         if isinstance(given, dict):
@@ -422,7 +407,8 @@ class Model(keras.Model):
             max_queue_size=10, workers=1, use_multiprocessing=False, **kwargs):
         """Trains the model (tf.keras' `fit`: `x` may also be a dataset or a generator)."""
         verbose = 1 if verbose == 'auto' else verbose
-        x, validation_data = host_text(x), host_text(validation_data)
+        x, y, sample_weight, validation_data = array_data((x, y, sample_weight,
+                                                           validation_data))
         if not self._eager_steps():
             return self._keras_fit(
                 x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
@@ -549,7 +535,7 @@ class Model(keras.Model):
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
         `return_dict=True` returns `{name: value}`)."""
-        x = host_text(x)
+        x, y, sample_weight = array_data((x, y, sample_weight))
         if self._eager_steps():
             logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps,
                                                  self.distribute_strategy))
@@ -592,7 +578,7 @@ class Model(keras.Model):
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset), nested as
         the model's outputs are."""
-        x = host_text(x)
+        x = array_data(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
             predict_step = self._step('predict_step')
             outputs = [predict_step(batch if len(batch) > 1 else batch[0])
@@ -615,7 +601,7 @@ class Model(keras.Model):
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         """One training step (tf.keras' `train_on_batch`)."""
-        x = host_text(x)
+        x, y, sample_weight = array_data((x, y, sample_weight))
         if not self._eager_steps():
             with symbolic_losses():
                 return super(Model, self).train_on_batch(
@@ -673,7 +659,7 @@ def _losses(layer, keras_losses):
     """tf.keras' `Layer.losses`: after an eager call, the losses of that call (tensors);
     Keras' own (`keras_losses()`, symbols) in Keras' graph building and before any eager
     call."""
-    if _in_symbolic_block() or ('_torchk_eager_programs' not in layer.__dict__
+    if in_symbolic_block() or ('_torchk_eager_programs' not in layer.__dict__
                                 and tracing.current() is None):
         return keras_losses()
     return eager.layer_losses(layer)
