@@ -32,7 +32,13 @@ MODULES = ('keras.wrappers.scikit_learn', 'keras.utils.multi_gpu_utils')
 # torchk's own classes and modules that the tf.keras facade changes.
 TORCHK_TARGETS = ('torchk.graph.KerasTensor._keras_mask', 'torchk.variables.Variable.assign',
                   'torchk.variables.Variable.assign_add', 'torchk.variables.Variable.assign_sub',
-                  'torchk.variables.Variable.get_shape', 'torchk.tf.namespaces.eager')
+                  'torchk.variables.Variable.get_shape', 'torchk.tf.namespaces.eager') + tuple(
+    'torchk.graph.KerasTensor.' + name for name in (
+        '__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__', '__truediv__',
+        '__rtruediv__', '__floordiv__', '__rfloordiv__', '__mod__', '__rmod__', '__pow__',
+        '__rpow__', '__matmul__', '__rmatmul__', '__and__', '__rand__', '__or__', '__ror__',
+        '__xor__', '__rxor__', '__lt__', '__le__', '__gt__', '__ge__', '__neg__', '__abs__',
+        '__invert__', '__getitem__'))
 _snapshots = {}
 
 

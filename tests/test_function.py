@@ -182,6 +182,19 @@ def test_gradients_against_torch_autograd():
         np.testing.assert_allclose(value, reference.numpy(), rtol=1e-5, atol=1e-7)
 
 
+def test_gradients_of_a_non_scalar_loss_are_those_of_its_sum():
+    # TF differentiates a non-scalar target as its sum (a custom train_step's per-sample
+    # `mean_squared_error`); the gradient node runs where autograd does not record.
+    x_value = np.random.RandomState(0).randn(5, 3).astype('float32')
+    w = K.variable(np.random.RandomState(1).randn(3, 1))
+    x = K.placeholder(shape=(None, 3))
+    per_sample = K.mean(K.square(K.dot(x, w)), axis=-1)
+    got = K.function([x], K.gradients(per_sample, [w]))([x_value])[0]
+    wt = torch.tensor(K.get_value(w), requires_grad=True)
+    torch.sum(torch.mean((torch.tensor(x_value) @ wt) ** 2, -1)).backward()
+    np.testing.assert_allclose(got, wt.grad.numpy(), rtol=1e-5)
+
+
 def test_gradients_finite_differences_on_ops():
     w = K.variable(np.array([[0.3, -0.2], [0.5, 0.1]]), dtype='float64')
     loss = K.logsumexp(K.softplus(w) * K.sigmoid(w))

@@ -560,6 +560,39 @@ IN_POLICY = {
 
 # What importing the tf.keras facade (`torchk.keras`) adds to or changes in BACKEND.
 FACADE = {
+    'keras.engine.network.Network.call': (
+        'torchk/keras/engine/functional.py:call_with_structures.<locals>.call',
+        IN_POLICY_CALL,
+        '<keras keras/engine/network.py:Network.call>',
+    ),
+    'keras.engine.network.Network.compute_mask': (
+        'torchk/keras/engine/functional.py:compute_mask_with_structures.<locals>.compute_mask',
+        '<keras keras/engine/network.py:Network.compute_mask>',
+    ),
+    'keras.engine.network.Network.from_config': (
+        'classmethod torchk/keras/engine/functional.py:'
+        'from_config_with_structures.<locals>.from_config',
+        'torchk/saving/op_layer_nodes.py:rewriting_op_layer_nodes.<locals>.from_config',
+        'torchk/saving/formats.py:_model_from_config.<locals>.from_config',
+        '<keras classmethod keras/engine/network.py:Network.from_config>',
+    ),
+    'keras.engine.network.Network.input': (
+        'property torchk/keras/engine/functional.py:structured_endpoint.<locals>.endpoint',
+        '(added)',
+    ),
+    'keras.engine.network.Network.output': (
+        'property torchk/keras/engine/functional.py:structured_endpoint.<locals>.endpoint',
+        '(added)',
+    ),
+    'keras.initializers.get': (
+        'torchk/keras/initializers.py:none_gets_none.<locals>.get',
+        '<keras keras/initializers.py:get>',
+    ),
+    'keras.layers.core.Dense.call': (
+        'torchk/keras/layers/core.py:casting_integer_inputs.<locals>.call',
+        IN_POLICY_CALL,
+        '<keras keras/layers/core.py:Dense.call>',
+    ),
     'keras.engine.base_layer.Layer.__setattr__': (
         'torchk/keras/engine/tracking.py:setattr_told_to_restorations.<locals>.__setattr__',
         '<keras keras/engine/base_layer.py:Layer.__setattr__>',
@@ -749,3 +782,17 @@ TORCHK_FACADE = {
     'torchk.variables.Variable.assign_sub': ('torchk/tf/variable.py:Variable.assign_sub',),
     'torchk.variables.Variable.get_shape': ('torchk/tf/variable.py:Variable.get_shape',),
 }
+
+# Python operators of Keras tensors: op layers once the facade is imported.
+KERAS_TENSOR_OPERATORS = (
+    '__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__', '__truediv__',
+    '__rtruediv__', '__floordiv__', '__rfloordiv__', '__mod__', '__rmod__', '__pow__',
+    '__rpow__', '__matmul__', '__rmatmul__', '__and__', '__rand__', '__or__', '__ror__',
+    '__xor__', '__rxor__', '__lt__', '__le__', '__gt__', '__ge__', '__neg__', '__abs__',
+    '__invert__', '__getitem__')
+TORCHK_BACKEND.update(('torchk.graph.KerasTensor.' + name, ('None',))
+                      for name in KERAS_TENSOR_OPERATORS)
+TORCHK_FACADE.update(
+    ('torchk.graph.KerasTensor.' + name,
+     ('torchk/keras/engine/functional.py:operator_as_op_layer.<locals>.operator',))
+    for name in KERAS_TENSOR_OPERATORS)

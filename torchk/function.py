@@ -459,12 +459,14 @@ def eval(x):
 
 
 def _gradients_of(loss, *wrt, create_graph=False, retain_graph=None):
-    if loss.ndim:
-        loss = loss.sum()
+    # A non-scalar loss is differentiated as its sum (TF's rule): ones as its output
+    # gradient, since a program may run this node where autograd does not record (a `sum`
+    # here would not be differentiable).
     differentiable = [i for i, w in enumerate(wrt) if w.requires_grad]
     grads = [None] * len(wrt)
     if loss.requires_grad and differentiable:
         found = torch.autograd.grad(loss, [wrt[i] for i in differentiable], allow_unused=True,
+                                    grad_outputs=torch.ones_like(loss),
                                     create_graph=create_graph, retain_graph=retain_graph)
         for i, g in zip(differentiable, found):
             grads[i] = g

@@ -28,11 +28,12 @@ An override declares
 Several overrides of one attribute form a chain, applied in the order of `OVERRIDES` (a `SET`
 starts a new chain): `Network.from_config` is Keras' wrapped by the functional graph checks
 of `torchk.saving.formats`, then by the op layers' node rewriting of
-`torchk.saving.op_layer_nodes`. The marker is one attribute, `__torchk_overrides__`, on each
-module or class changed: for each attribute, the value installed and the chain of overrides
-that made it. An override already in an attribute's chain is not applied again; a value that
-is no longer the one installed (the module was reloaded) has no chain.
-`installed_chain(target)` reads it.
+`torchk.saving.op_layer_nodes`, then (with the facade) by tf.keras' nested `input_layers`
+and `output_layers` (`torchk.keras.engine.functional`). The marker is one attribute,
+`__torchk_overrides__`, on each module or class changed: for each attribute, the value
+installed and the chain of overrides that made it. An override already in an attribute's
+chain is not applied again; a value that is no longer the one installed (the module was
+reloaded) has no chain. `installed_chain(target)` reads it.
 
 Beyond these, `torchk.keras_compat` restores names Python 3.10/3.11 and numpy 2.0 removed
 (`collections.Mapping`, `np.float`, `inspect.getargspec`, ...), process-wide and only where
@@ -389,6 +390,46 @@ OVERRIDES = (
             'torchk.keras.engine.functional:unique_output_names', WRAP,
             "tf.keras' unique names for the outputs of one layer (name, name_1, ...)",
             'tests/keras_facade/test_functional.py::test_outputs_of_one_layer_have_unique_names'),
+    _facade(('keras.engine.network:Network.call',),
+            'torchk.keras.engine.functional:call_with_structures', WRAP,
+            "tf.keras' structured inputs and outputs: a functional model takes its inputs' "
+            'structure (or a dict by input names) and returns its outputs in theirs',
+            'tests/keras_facade/test_structures.py::'
+            'test_a_model_of_dicts_is_flat_in_tf_nest_order_and_called_with_dicts'),
+    _facade(('keras.engine.network:Network.compute_mask',),
+            'torchk.keras.engine.functional:compute_mask_with_structures', WRAP,
+            "a functional model's masks for inputs given in its structure or by input names",
+            'tests/keras_facade/test_structures.py::'
+            'test_a_model_of_dicts_is_flat_in_tf_nest_order_and_called_with_dicts'),
+    _facade(('keras.engine.network:Network.input', 'keras.engine.network:Network.output'),
+            'torchk.keras.engine.functional:structured_endpoint', WRAP,
+            "tf.keras' model.input and model.output: the structures the model was made of",
+            'tests/keras_facade/test_structures.py::'
+            'test_a_model_of_dicts_is_flat_in_tf_nest_order_and_called_with_dicts'),
+    _facade(('keras.engine.network:Network.from_config',),
+            'torchk.keras.engine.functional:from_config_with_structures', WRAP,
+            "input_layers and output_layers nested as tf.keras writes them (network.py:1095 "
+            'reads a flat list)',
+            'tests/keras_facade/test_structures.py::'
+            'test_files_of_dict_models_keep_their_structure'),
+    _facade(tuple('torchk.graph:KerasTensor.' + name for name in (
+                '__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__',
+                '__truediv__', '__rtruediv__', '__floordiv__', '__rfloordiv__', '__mod__',
+                '__rmod__', '__pow__', '__rpow__', '__matmul__', '__rmatmul__', '__and__',
+                '__rand__', '__or__', '__ror__', '__xor__', '__rxor__', '__lt__', '__le__',
+                '__gt__', '__ge__', '__neg__', '__abs__', '__invert__', '__getitem__')),
+            'torchk.keras.engine.functional:operator_as_op_layer', WRAP,
+            "tf.keras' Python operators on a functional model's Keras tensors make op layers "
+            '(TFOpLambda)',
+            'tests/keras_facade/test_op_layers.py::'
+            'test_operators_are_the_op_layers_tf_keras_makes'),
+    _facade(('keras.initializers:get',), 'torchk.keras.initializers:none_gets_none', WRAP,
+            "tf.keras' initializers.get(None) is None (initializers.py:522 raises)",
+            'tests/keras_facade/test_initializers.py::test_no_initializer_is_add_weights_default'),
+    _facade(('keras.layers.core:Dense.call',), 'torchk.keras.layers.core:casting_integer_inputs',
+            WRAP, "tf.keras' Dense casts integer and bool inputs to its dtype",
+            'tests/keras_facade/test_core_layers.py::'
+            'test_dense_casts_integer_inputs_to_its_dtype'),
     _facade(('keras.engine.base_layer:Layer.losses',),
             'torchk.keras.engine.training:eager_layer_losses', WRAP,
             "tf.keras' Layer.losses: an eager call's losses",

@@ -164,8 +164,23 @@ class StringTensor:
 
     __hash__ = object.__hash__
 
+    def __add__(self, other):
+        """Element-wise concatenation with another string tensor or text (broadcast), as
+        TF's `+` on strings."""
+        if not isinstance(other, (StringTensor, str, bytes, list, np.ndarray)):
+            return NotImplemented
+        return StringTensor(_CONCATENATE(self._values, as_bytes(other)))
+
+    def __radd__(self, other):
+        if not isinstance(other, (str, bytes, list, np.ndarray)):
+            return NotImplemented
+        return StringTensor(_CONCATENATE(as_bytes(other), self._values))
+
     def __repr__(self):
         return '<tf.Tensor: shape=%s, dtype=string, numpy=%r>' % (self.shape, self.numpy())
+
+
+_CONCATENATE = np.frompyfunc(lambda a, b: a + b, 2, 1)
 
 
 class RaggedStrings:

@@ -36,3 +36,14 @@ def test_sum_is_unchanged():
     assert float(metric.result()) == 0.
     metric.update_state(Y_PRED)
     assert float(metric.result()) == pytest.approx(Y_PRED.sum())
+
+
+@pytest.mark.parametrize('value', [2.5, np.float32(2.5), np.float64(2.5), np.array(2.5)],
+                         ids=['float', 'float32', 'float64', 'array0d'])
+def test_a_mean_tracks_numbers(value):
+    """`loss_tracker.update_state(float(loss))` in a custom loop: a number, a numpy scalar or
+    a 0-d array is one value (it was fed as shape (1,) to the metric's scalar input)."""
+    tracker = keras.metrics.Mean()
+    tracker.update_state(value)
+    tracker.update_state(np.array([0.5, 1.5], 'float32'))
+    assert float(tracker.result()) == pytest.approx(np.mean([2.5, 0.5, 1.5]))

@@ -18,6 +18,14 @@ def test_string_constants_and_dtype():
         tf.convert_to_tensor([1.5], dtype=tf.string)
 
 
+def test_plus_concatenates_strings_element_wise():
+    # TF (function guide): `tf.constant('a') + tf.constant('a')` is b'aa'; it broadcasts.
+    assert (tf.constant('a') + tf.constant('a')).numpy() == b'aa'
+    joined = tf.constant([['x', 'y']]) + tf.constant(['1', '2'])
+    assert joined.numpy().tolist() == [[b'x1', b'y2']]
+    assert ('<' + tf.constant(['a', 'b']) + '>').numpy().tolist() == [b'<a>', b'<b>']
+
+
 def test_shape_ops_take_string_tensors():
     text = tf.constant(['a', 'b', 'c'])
     assert tf.expand_dims(text, -1).shape == (3, 1)

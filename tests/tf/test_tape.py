@@ -15,6 +15,18 @@ def test_gradient_of_a_watched_constant():
     assert float(tape.gradient(y, x)) == 6.0
 
 
+@pytest.mark.parametrize('value', [3, True])
+def test_watching_an_integer_or_bool_tensor_warns_and_its_gradient_is_none(value):
+    # TF (autodiff guide): "The dtype of the watched tensor must be floating", and None.
+    x = tf.constant(value)
+    with tf.GradientTape() as tape:
+        with pytest.warns(UserWarning, match='must be floating .* got tf.(int32|bool)'):
+            tape.watch(x)
+        y = x * x
+    assert tape.gradient(y, x) is None
+    assert not x.requires_grad
+
+
 def test_variables_are_watched_automatically():
     w = tf.Variable([1., 2., 3.])
     with tf.GradientTape() as tape:

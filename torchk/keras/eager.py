@@ -27,6 +27,7 @@ import torch
 
 import keras
 from keras import backend as K
+from keras.engine.input_layer import InputLayer
 from keras.utils.generic_utils import to_list
 
 from .. import config
@@ -49,14 +50,16 @@ def is_eager(value):
     return bool(found) and all(
         isinstance(v, (torch.Tensor, np.ndarray, float, int, np.number, strings.StringTensor))
         and not graph.is_symbol(v) for v in found) and any(
-        isinstance(v, (torch.Tensor, np.ndarray, strings.StringTensor)) for v in found)
+        isinstance(v, (torch.Tensor, np.ndarray, np.generic, strings.StringTensor))
+        for v in found)
 
 
 def _numbers_only(value):
-    """True if `value` (nested lists, tuples, dicts) holds Python numbers only (metric data
-    given as lists: `m.update_state([0, 1], [0.3, 0.5])`)."""
+    """True if `value` (nested lists, tuples, dicts) holds Python or numpy numbers only
+    (metric data given as lists, `m.update_state([0, 1], [0.3, 0.5])`, or as a number,
+    `loss_tracker.update_state(float(loss))`)."""
     found = leaves(value)
-    return bool(found) and all(isinstance(v, (bool, int, float)) for v in found)
+    return bool(found) and all(isinstance(v, (bool, int, float, np.generic)) for v in found)
 
 
 def leaves(value):
@@ -81,7 +84,7 @@ def map_structure(fn, value):
     return fn(value)
 
 
-def _dtype_name(value):
+def dtype_name(value):
     if isinstance(value, torch.Tensor):
         if value.dtype == torch.float64:  # cast to floatx by `_tensor`
             return K.floatx()
@@ -96,7 +99,7 @@ def _signature(value):
     """A hashable key of the shapes (batch size left out) and dtypes of `value`."""
     def key(leaf):
         shape = tuple(np.shape(leaf))
-        return (shape[1:] if shape else None, _dtype_name(leaf))
+        return (shape[1:] if shape else None, dtype_name(leaf))
     return repr(map_structure(key, value))
 
 
@@ -165,13 +168,25 @@ def _tensor(value):
     value = np.asarray(value)
     if value.dtype == np.float64:
         value = value.astype(K.floatx())
-    return torch.from_numpy(np.ascontiguousarray(value))
+    return torch.from_numpy(contiguous(value))
+
+
+def contiguous(array):
+    """`array` in C order; a scalar stays one (numpy's `ascontiguousarray` gives it a
+    dimension)."""
+    return np.ascontiguousarray(array) if array.ndim else array
 
 
 def _placeholder(value, name=None, batch=False):
     shape = tuple(np.shape(value))
-    batch_shape = ((shape[0] if batch else None),) + shape[1:] if shape else ()
-    return keras.layers.Input(batch_shape=batch_shape, dtype=_dtype_name(value), name=name)
+    if not shape:
+        # A scalar (`model(1)`): Keras 2.3.1's `Input` takes no empty shape, so its layer
+        # is given the scalar placeholder, whose own shape stands.
+        tensor = K.placeholder(shape=(), dtype=dtype_name(value), name=name)
+        InputLayer(input_tensor=tensor, batch_input_shape=(1,)).batch_input_shape = ()
+        return tensor
+    batch_shape = ((shape[0] if batch else None),) + shape[1:]
+    return keras.layers.Input(batch_shape=batch_shape, dtype=dtype_name(value), name=name)
 
 
 def training_value(training):
@@ -352,7 +367,7 @@ def update_metric(metric, update_state, args, kwargs):
         symbols = [map_structure(lambda v: K.placeholder(
             shape=tuple(np.shape(v)) if whole or not np.ndim(v)
             else (None,) + tuple(np.shape(v))[1:],
-            dtype=_dtype_name(v)), value) for value in values]
+            dtype=dtype_name(v)), value) for value in values]
         symbolic_args = symbols[:len(args)]
         symbolic_kwargs = dict(zip(names, symbols[len(args):]))
         updates = update_state(*symbolic_args, **symbolic_kwargs)

@@ -152,6 +152,11 @@ def functional_op(key, args, kwargs):
                 raise _NotFunctional
             tensors.append(value)
             return {'class_name': TENSOR, 'index': len(tensors) - 1}
+        if isinstance(value, slice):
+            return {'start': mark(value.start), 'stop': mark(value.stop),
+                    'step': mark(value.step)}
+        if value is Ellipsis:
+            return {'class_name': _ELLIPSIS}
         if isinstance(value, (list, tuple)):
             return [mark(item) for item in value]
         if isinstance(value, dict):

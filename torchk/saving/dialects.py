@@ -295,17 +295,33 @@ def _translate_model(model, custom_objects):
                                       for node in layer['inbound_nodes']]
     for key in ('input_layers', 'output_layers'):
         if key in config:
-            config[key] = _tensor_list(config[key])
+            flat = flat_tensor_references(config[key])
+            if flat != config[key] and not is_tensor_reference(config[key]):
+                config.setdefault(NESTED_ENDPOINTS, {})[key] = config[key]
+            config[key] = flat
 
 
-def _tensor_list(tensors):
+# The key under which a translated functional configuration keeps `input_layers` and
+# `output_layers` as tf.keras nested them (a dict of inputs, lists in lists), for the
+# tf.keras facade's models (torchk/keras/engine/functional.py); Keras 2.3.1 ignores it.
+NESTED_ENDPOINTS = '_torchk_nested_endpoints'
+
+
+def is_tensor_reference(value):
+    """Whether `value` is a configuration's reference to a tensor, `[layer, node, tensor]`."""
+    return isinstance(value, list) and bool(value) and isinstance(value[0], str)
+
+
+def flat_tensor_references(tensors):
     """A model's inputs or outputs as Keras 2.3.1's list of `[layer, node, tensor]`:
-    tf.keras 2.4+ saves one tensor as a bare triple, and dict inputs as a dict."""
-    if isinstance(tensors, dict):
-        tensors = list(tensors.values())
-    if tensors and isinstance(tensors[0], str):
+    tf.keras 2.4+ saves one tensor as a bare triple, and nested inputs or outputs (dicts,
+    lists in lists) nested, flattened here in `tf.nest`'s order (dict entries by sorted
+    key)."""
+    if is_tensor_reference(tensors):
         return [tensors]
-    return tensors
+    if isinstance(tensors, dict):
+        return [ref for key in sorted(tensors) for ref in flat_tensor_references(tensors[key])]
+    return [ref for item in tensors for ref in flat_tensor_references(item)]
 
 
 # The override of `Layer.__call__` by which torchk.keras records calls with tensors among their

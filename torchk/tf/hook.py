@@ -7,8 +7,10 @@ Installed (`install_import_hook`), a `sys.meta_path` finder answers, before any 
 The module object is torchk's own (`import tensorflow as tf; tf is torchk.tf`). A name torchk
 does not provide raises `ModuleNotFoundError` naming it and pointing at docs/TF_SUBSET.md.
 Installing sets `KERAS_BACKEND=torchk.core`, so Keras, imported later, runs on torchk,
-tells TensorBoard that TF is absent, and makes numpy's functions take torch tensors as they
-take TF's eager tensors (`numpy_interop`). Other libraries that probe for TensorFlow by importing
+tells TensorBoard that TF is absent, and makes torch tensors behave as TF's eager tensors
+where scripts rely on it: numpy's functions and operators take them (`numpy_interop`), and
+their `device` is TF's device name outside torch and torchk, and their slices step
+backwards (`eager_tensors`). Other libraries that probe for TensorFlow by importing
 it get torchk.tf.
 """
 import importlib
@@ -18,7 +20,7 @@ import os
 import sys
 import types
 
-from . import numpy_interop
+from . import eager_tensors, numpy_interop
 from .namespaces import DOCUMENT, Namespace
 
 _TENSORBOARD_NO_TF = 'tensorboard.compat.notf'
@@ -117,6 +119,7 @@ def install_import_hook():
     # real TF unless `tensorboard.compat.notf` imports: that module makes it use its stub.
     sys.modules.setdefault(_TENSORBOARD_NO_TF, types.ModuleType(_TENSORBOARD_NO_TF))
     numpy_interop.install()
+    eager_tensors.install()
     for finder in sys.meta_path:
         if isinstance(finder, TorchkFinder):
             return finder
@@ -126,7 +129,8 @@ def install_import_hook():
 
 
 def uninstall_import_hook():
-    """Removes the finder (modules already imported stay in `sys.modules`) and numpy's
-    functions on torch tensors."""
+    """Removes the finder (modules already imported stay in `sys.modules`), numpy's
+    functions and operators on torch tensors, TF's device names and backward slices."""
     numpy_interop.uninstall()
+    eager_tensors.uninstall()
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, TorchkFinder)]

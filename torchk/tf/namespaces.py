@@ -195,7 +195,13 @@ How it differs from TensorFlow:
 - Results are `torch.Tensor`s: `.numpy()` works (importing torchk.tf makes it work for
   tensors that require gradients or live on a GPU too; bfloat16 comes back as float32),
   `.shape` is a `torch.Size` and `.dtype` a `torch.dtype` (`x.dtype == tf.float32` holds:
-  TF's dtypes compare equal to torch's).
+  TF's dtypes compare equal to torch's; `x.dtype.name` does not exist). Under `python -m
+  torchk run` they behave as TF's eager tensors where scripts rely on it: numpy's functions
+  compute on their values, operators with numpy arrays (either side) convert the array to
+  the tensor's dtype and give a tensor, slices may step backwards (`x[::-1]`), and
+  `x.device` is TF's name (`'/job:localhost/replica:0/task:0/device:CPU:0'`, a `str`) for
+  the script, the `torch.device` for torch's and torchk's code (`x.device.torch_device` gives
+  it to a script: a name is no device torch takes).
 - Text stays on the host: `tf.constant(['a b'])` (and `tf.string` data in `tf.data`) is a
   string tensor of numpy `bytes` (`torchk.strings.StringTensor`: `numpy()`, `shape`,
   `dtype == tf.string`, indexing); the shape ops (`expand_dims`, `reshape`, `squeeze`,
@@ -212,7 +218,7 @@ How it differs from TensorFlow:
 - `GradientTape` keeps autograd graphs alive after `gradient` (so two tapes can share one
   forward pass) and differentiates gradients taken while a tape records (nested tapes);
   `jacobian` and `batch_jacobian` take one backward pass per element of the target (per
-  example, for `batch_jacobian`).
+  example, for `batch_jacobian`). Watching an integer tensor warns and gives None, as in TF.
 - `tf.function` records its Python once per input signature (tensors' shapes but the first
   axis, dtypes, other arguments' values) into one program, as TF traces a graph; Python that
   needs a tensor's value (an `if` on a tensor: TF's autograph converts it, torchk does not)

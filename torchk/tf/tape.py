@@ -16,6 +16,7 @@ In a step being recorded as a program (`tracing`), the target is a symbol and `g
 `K.gradients`: the program's backward pass.
 """
 import contextlib
+import warnings
 
 import torch
 
@@ -80,10 +81,11 @@ class GradientTape:
         """Makes `tensor` (a tensor, a variable, or a nested structure of them) differentiable.
 
         A tensor that does not require gradients is switched to require them, in place: its
-        later uses, inside or outside the tape, are recorded too.
+        later uses, inside or outside the tape, are recorded too. An integer or boolean
+        tensor is not watched: as in TF, a warning says so and its gradient is None.
 
         # Raises
-            TypeError: if a leaf is not a floating-point or complex torch tensor.
+            TypeError: if a leaf is not a torch tensor.
         """
         for leaf in structure.flatten(tensor):
             if graph.is_symbol(leaf) and tracing.current() is not None:
@@ -93,8 +95,10 @@ class GradientTape:
                 raise TypeError('GradientTape.watch expects tensors or variables; got %r.'
                                 % (leaf,))
             if not (leaf.is_floating_point() or leaf.is_complex()):
-                raise TypeError('GradientTape.watch: cannot watch a tensor of dtype %s; only '
-                                'floating-point tensors have gradients.' % leaf.dtype)
+                warnings.warn('The dtype of the watched tensor must be floating (e.g. '
+                              'tf.float32), got tf.%s' % str(leaf.dtype).replace('torch.', ''),
+                              stacklevel=2)
+                continue
             if not leaf.requires_grad:
                 leaf.requires_grad_(True)
             self._watched.append(leaf)

@@ -28,12 +28,15 @@ Each difference from Keras 2.3.1 is one function here:
 - `add_metric_with_aggregation`: `add_metric` takes tf.keras' `aggregation='mean'`.
 - `compute_mask_if_supported`: a layer that does not support masking gives no mask to the
   next one, where Keras 2.3.1 raises (`Embedding(mask_zero=True)` then `Flatten`).
-- `call_structured`: a layer called on a structure it takes as one input (a recurrent
-  layer's nested inputs) gets it as it is, where Keras 2.3.1 reads a tuple as a list of
-  inputs; its `build` gets their shapes in that structure (`build_shape`), and a call's
-  nested outputs are the node's flat outputs, returned in their structure.
-- `python_numbers_as_tensor`: a layer called on Python numbers (nested lists of them) is
-  called on one tensor of them, as tf.keras converts Python inputs.
+- structured calls: a call whose inputs are a dict, a tuple (a namedtuple too) or nested
+  lists (`is_structured`), or that a layer takes as one nested input (`call_structured`: a
+  recurrent layer's nested inputs), gets them as they are, where Keras 2.3.1 reads a tuple
+  as a list of inputs: it records one node of their flat tensors (`CALL_SPEC`), its `build`
+  gets their shapes in that structure (`build_shape`), and it returns what `call` returns, a
+  structure included, the node holding the flat outputs (`flat_call_outputs`).
+- `python_numbers_as_tensor`: a layer called on Python numbers (a number, nested lists of
+  them) is called on one tensor of them (`model(1)` on a scalar), as tf.keras converts
+  Python inputs.
 """
 import contextlib
 import functools
@@ -55,6 +58,25 @@ from ... import config
 from .. import eager
 
 _context = threading.local()
+_symbolic = threading.local()
+
+
+@contextlib.contextmanager
+def symbolic_losses():
+    """Within this block Keras 2.3.1 builds its training graph (`compile`, its `fit` and
+    `evaluate`): models' `losses` are Keras' symbolic ones, and Python operators on a
+    model's outputs are the loss's computation, not layers of the model."""
+    depth = getattr(_symbolic, 'depth', 0)
+    _symbolic.depth = depth + 1
+    try:
+        yield
+    finally:
+        _symbolic.depth = depth
+
+
+def in_symbolic_block():
+    """Whether Keras 2.3.1 is building its training graph (`symbolic_losses`)."""
+    return getattr(_symbolic, 'depth', 0) > 0
 
 
 @contextlib.contextmanager
@@ -168,10 +190,11 @@ def _is_python_number(value):
 
 
 def python_numbers_as_tensor(inputs):
-    """Inputs given as Python numbers (`layer([[2.0, 2.0, 2.0]])`, nested lists of them) as
-    one tensor (floats as `floatx`), as tf.keras converts Python values it is called on;
-    other inputs as they are."""
-    if not isinstance(inputs, (list, tuple)) or not _holds_only(inputs, _is_python_number):
+    """Inputs given as Python numbers (`model(1)`, `layer([[2.0, 2.0, 2.0]])`: a number or
+    nested lists of them) as one tensor (floats as `floatx`, integers as int32), as tf.keras
+    converts Python values it is called on; other inputs as they are."""
+    if not (_is_python_number(inputs) or isinstance(inputs, (list, tuple))
+            and _holds_only(inputs, _is_python_number)):
         return inputs
     value = np.asarray(inputs)
     if value.dtype == object:
@@ -234,19 +257,62 @@ def _is_all_none(mask):
     return all(m is None for m in eager.leaves(mask))
 
 
-def _is_flat(value):
-    """Whether `value` is a tensor or a list of tensors (Keras 2.3.1's inputs and outputs)."""
-    return not isinstance(value, (list, tuple, dict)) or (
-        isinstance(value, list) and not any(isinstance(v, (list, tuple, dict)) for v in value))
+def is_structured(nest):
+    """Whether a call's inputs or outputs form a structure that tf.keras keeps: a dict, a
+    tuple (a namedtuple too), or lists nested in a list (a tensor and a flat list of tensors
+    are Keras 2.3.1's own forms)."""
+    if isinstance(nest, (dict, tuple)):
+        return True
+    return isinstance(nest, list) and any(isinstance(item, (list, tuple, dict))
+                                          for item in nest)
 
 
 def build_shape(inputs):
     """The input shape a layer's `build` gets for `inputs`: one shape, or a list of them
     (Keras 2.3.1's), or for structured inputs (tuples, dicts, nests) their shapes in that
     structure, as tf.keras gives them."""
-    if _is_flat(inputs):
+    if not is_structured(inputs):
         return unpack_singleton([K.int_shape(x) for x in to_list(inputs)])
     return structure.map_structure(K.int_shape, inputs)
+
+
+def flat_call_outputs(outputs, replace=None):
+    """What a `call` returned, and its tensors as the flat list a node holds: a structure
+    (`is_structured`: a dict, a tuple, nested lists) flattened in `tf.nest`'s order and kept
+    as it is; a tensor or a list as Keras 2.3.1 returns them.
+
+    # Arguments
+        outputs: the call's result.
+        replace: optional function applied to each tensor (both results hold its results).
+    """
+    flat = structure.flatten(outputs) if is_structured(outputs) else to_list(outputs)
+    if replace is not None:
+        flat = [replace(x) for x in flat]
+    if is_structured(outputs):
+        return structure.pack_as(outputs, flat), flat
+    return unpack_singleton(flat), flat
+
+
+def flat_output_masks(masks, count):
+    """The masks `compute_mask` gave for a call of `count` outputs, one per output: masks
+    nested as the outputs are flattened alike, one mask (or None) repeated."""
+    if isinstance(masks, (list, tuple, dict)):
+        flat = structure.flatten(masks)
+        if len(flat) == count:
+            return flat
+        if count > 1 and len(flat) == 1:
+            return flat * count
+        return [None] * count if all(m is None for m in flat) else flat
+    return [masks] * count
+
+
+def _assert_input_compatibility(layer, inputs):
+    """The layer's input checks, where they apply: `Layer`'s own reads a tensor or a flat
+    list (a structure, a dict of a model's inputs, is no Keras tensor to it); a layer's own
+    checks (`RNN`'s, for nested inputs) read structures too."""
+    own = type(layer).assert_input_compatibility is base_layer.Layer.assert_input_compatibility
+    if not (is_structured(inputs) and own):
+        layer.assert_input_compatibility(inputs)
 
 
 def call_with_spec(layer, flat, spec, constants):
@@ -269,21 +335,19 @@ def call_with_spec(layer, flat, spec, constants):
         kwargs['mask'] = mask
     with K.name_scope(layer.name), training_context(spec.get('training')):
         if not layer.built:
-            layer.assert_input_compatibility(inputs)
+            _assert_input_compatibility(layer, inputs)
             layer.build(build_shape(inputs))
             layer.built = True
             if layer._initial_weights is not None:
                 layer.set_weights(layer._initial_weights)
-        layer.assert_input_compatibility(inputs)
-        outputs = layer.call(inputs, **kwargs)
-        output_mask = layer.compute_mask(inputs, None if _is_all_none(mask) else mask)
+        _assert_input_compatibility(layer, inputs)
         given = {id(x) for x in flat}
-        flat_outputs = [K.identity(x) if id(x) in given else x
-                        for x in structure.flatten(outputs)]
-        outputs = (unpack_singleton(flat_outputs) if _is_flat(outputs)
-                   else structure.pack_as(outputs, flat_outputs))
-        if not isinstance(output_mask, (list, tuple)) and len(flat_outputs) > 1:
-            output_mask = [output_mask] * len(flat_outputs)
+        outputs, flat_outputs = flat_call_outputs(
+            layer.call(inputs, **kwargs),
+            lambda x: K.identity(x) if id(x) in given else x)
+        output_mask = flat_output_masks(
+            layer.compute_mask(inputs, None if _is_all_none(mask) else mask),
+            len(flat_outputs))
         layer._add_inbound_node(
             input_tensors=flat, output_tensors=flat_outputs, input_masks=flat_masks,
             output_masks=output_mask, input_shapes=[K.int_shape(x) for x in flat],
@@ -319,7 +383,9 @@ def _call_symbolically(layer, keras_call, inputs, keywords, structured=False):
     tensors = {k: v for k, v in keywords.items()
                if k not in ('training', 'mask') and _holds_only(v, _is_keras_tensor)}
     given_training = None if accepts_training else _training_given(training)
-    if not structured and not tensors and mask is None and given_training is None:
+    if (not structured and not tensors and mask is None and given_training is None
+            and not is_structured(inputs)
+            and not is_structured(getattr(layer, '_nested_outputs', None))):
         with training_context(training):
             return keras_call(layer, inputs, **keywords)
     constants = {k: v for k, v in keywords.items() if k not in tensors}
@@ -350,8 +416,6 @@ def _call_eagerly(layer, inputs, keywords):
     if has_arg(layer.call, 'training'):
         constants['training'] = training
     if not tensors and mask is None:
-        if isinstance(inputs, dict) and getattr(layer, '_is_graph_network', False):
-            inputs = [inputs[name] for name in layer.input_names]
         values, spec = inputs, None
     else:
         values, spec = flatten_call(inputs, tensors, mask)

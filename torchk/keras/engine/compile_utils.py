@@ -9,6 +9,7 @@ from keras import backend as K
 
 from ... import graph
 from ...tf import distribute
+from ... import structure
 from .data_adapter import _first_array
 
 
@@ -31,14 +32,15 @@ class LossesContainer(object):
     def _output_names(self):
         return self._given_output_names()
 
-    def _output_metrics(self, losses, count):
+    def _output_metrics(self, losses, y_pred):
         """With several outputs, a `<output name>_loss` mean per output that has a loss
         (each output's own loss, before its weight, as tf.keras tracks it)."""
         if self._per_output_metrics is None:
-            names = _names_of_outputs(self._output_names, count)
+            names = _names_of_outputs(self._output_names, y_pred)
+            several = len(names) > 1
             self._per_output_metrics = [
-                None if count < 2 or loss is None else keras.metrics.Mean(name=name + '_loss')
-                for name, loss in zip(names, losses)]
+                keras.metrics.Mean(name=name + '_loss') if several and loss is not None
+                else None for name, loss in zip(names, losses)]
         return self._per_output_metrics
 
     @staticmethod
@@ -47,13 +49,6 @@ class LossesContainer(object):
         if isinstance(loss, keras.losses.Loss):
             return loss
         return keras.losses.LossFunctionWrapper(loss, name=getattr(loss, '__name__', None))
-
-    def _per_output(self, value, count):
-        if isinstance(value, dict):
-            return [value.get(name) for name in self._output_names]
-        if isinstance(value, (list, tuple)):
-            return list(value)
-        return [value] * count
 
     def __call__(self, y_true, y_pred, sample_weight=None, regularization_losses=None):
         """The total loss (a scalar tensor); updates the `loss` tracker.
@@ -71,15 +66,12 @@ class LossesContainer(object):
         total = None
         batch = _batch_size(y_pred)
         if self._loss is not None and y_true is not None:
-            if isinstance(y_pred, dict):
-                y_pred = [y_pred[name] for name in self._output_names]
-            if isinstance(y_true, dict):
-                y_true = [y_true[name] for name in self._output_names]
-            outputs = list(y_pred) if isinstance(y_pred, (list, tuple)) else [y_pred]
-            targets = list(y_true) if isinstance(y_true, (list, tuple)) else [y_true]
-            losses = self._per_output(self._loss, len(outputs))
-            weights = self._per_output(self._loss_weights or 1., len(outputs))
-            trackers = self._output_metrics(losses, len(outputs))
+            names = self._output_names
+            outputs = structure.flatten(y_pred)
+            targets = per_output(y_pred, names, y_true, 'targets')
+            losses = per_output(y_pred, names, self._loss, 'loss')
+            weights = per_output(y_pred, names, self._loss_weights or 1., 'loss_weights')
+            trackers = self._output_metrics(losses, y_pred)
             for target, output, loss, weight, tracker in zip(targets, outputs, losses,
                                                              weights, trackers):
                 if loss is None:
@@ -87,7 +79,7 @@ class LossesContainer(object):
                 value = self._loss_object(loss)(target, output, sample_weight=sample_weight)
                 if tracker is not None:
                     tracker.update_state(_detach(value), sample_weight=batch)
-                value = value * weight if weight != 1. else value
+                value = value * weight if weight not in (None, 1.) else value
                 total = value if total is None else total + value
         for value in regularization_losses or []:
             total = value if total is None else total + value
@@ -101,6 +93,27 @@ class LossesContainer(object):
     @property
     def metrics(self):
         return [self.metric] + [m for m in self._per_output_metrics or [] if m is not None]
+
+
+class OutputLossMean(keras.metrics.Mean):
+    """The mean of one output's loss over an epoch for Keras 2.3.1's compiled steps, each
+    batch's loss weighted by its number of samples, as tf.keras' `<output>_loss` metrics
+    are (Keras 2.3.1 averages the batches' losses alike, a short last batch counting as a
+    full one).
+
+    # Arguments
+        name: the metric's name.
+        output: the model's output tensor (a symbol): its first dimension is the batch's size.
+    """
+
+    def __init__(self, name, output, **kwargs):
+        super(OutputLossMean, self).__init__(name=name, **kwargs)
+        self._output = output
+
+    def update_state(self, values, sample_weight=None):
+        if sample_weight is None:
+            sample_weight = K.cast(K.shape(self._output)[0], K.floatx())
+        return super(OutputLossMean, self).update_state(values, sample_weight=sample_weight)
 
 
 class MetricsContainer(object):
@@ -124,40 +137,24 @@ class MetricsContainer(object):
         self._output_names = output_names or (lambda: None)
         self._per_output = None
 
-    def _names(self, y_pred, count):
-        if isinstance(y_pred, dict):
-            return list(y_pred)
-        return _names_of_outputs(self._output_names(), count)
-
     @staticmethod
     def _as_list(value):
         if value is None:
             return []
         return list(value) if isinstance(value, (list, tuple)) else [value]
 
-    def _build(self, targets, outputs, names):
-        given, loss = self._given, self._loss
-        if isinstance(given, dict):
-            unknown = sorted(set(given) - set(names))
-            if unknown:
-                raise ValueError('compile(metrics=...) names outputs %s; the model\'s outputs '
-                                 'are %s.' % (unknown, names))
-            per_output = [self._as_list(given.get(name)) for name in names]
-        elif len(names) > 1 and given and all(isinstance(g, (list, tuple)) for g in given):
-            if len(given) != len(names):
-                raise ValueError('compile(metrics=...) has %d lists of metrics for %d outputs.'
-                                 % (len(given), len(names)))
-            per_output = [list(g) for g in given]
-        else:
-            per_output = [self._as_list(given)] * len(names)
-        losses = ([loss.get(name) for name in names] if isinstance(loss, dict) else
-                  list(loss) if isinstance(loss, (list, tuple)) else [loss] * len(names))
+    def _build(self, targets, y_pred):
+        names = _names_of_outputs(self._output_names(), y_pred)
+        outputs = structure.flatten(y_pred)
+        given = [self._as_list(metrics) for metrics in
+                 per_output(y_pred, self._output_names(), self._given, 'metrics')]
+        losses = per_output(y_pred, self._output_names(), self._loss, 'loss')
         prefix = len(names) > 1
         self._per_output = [
             [self._metric(m, target, output, output_loss, name + '_' if prefix else '')
              for m in identifiers]
             for identifiers, target, output, output_loss, name
-            in zip(per_output, targets, outputs, losses, names)]
+            in zip(given, targets, outputs, losses, names)]
 
     def _metric(self, identifier, y_true, y_pred, loss, prefix):
         if isinstance(identifier, keras.metrics.Metric):
@@ -192,23 +189,10 @@ class MetricsContainer(object):
         # Raises
             ValueError: if the targets are not one per output.
         """
-        several = isinstance(y_pred, (list, tuple, dict))
-        outputs = (list(y_pred.values()) if isinstance(y_pred, dict) else
-                   list(y_pred) if several else [y_pred])
-        names = self._names(y_pred, len(outputs))
-        if isinstance(y_true, dict):
-            missing = [name for name in names if name not in y_true]
-            if missing:
-                raise ValueError('The targets have no value for the outputs %s (they have %s).'
-                                 % (missing, sorted(y_true)))
-            targets = [y_true[name] for name in names]
-        else:
-            targets = list(y_true) if several else [y_true]
-        if len(targets) != len(outputs):
-            raise ValueError('The model has %d outputs but the targets are %d.'
-                             % (len(outputs), len(targets)))
+        outputs = structure.flatten(y_pred)
+        targets = per_output(y_pred, self._output_names(), y_true, 'targets')
         if self._per_output is None:
-            self._build(targets, outputs, names)
+            self._build(targets, y_pred)
         for metrics, target, output in zip(self._per_output, targets, outputs):
             for metric in metrics:
                 metric.update_state(target, _detach(output), sample_weight=sample_weight)
@@ -218,11 +202,102 @@ class MetricsContainer(object):
         return [metric for metrics in self._per_output or [] for metric in metrics]
 
 
-def _names_of_outputs(names, count):
-    """The model's output names where it has `count` of them, else `output_1`, ..."""
+def _names_of_outputs(names, y_pred):
+    """The names of the outputs `y_pred` (flattened in `tf.nest`'s order): the model's
+    output names where it has one per output, else `output_names_of(y_pred)`."""
+    count = len(structure.flatten(y_pred))
     if names and len(names) == count:
         return list(names)
-    return ['output_%d' % (i + 1) for i in range(count)]
+    return output_names_of(y_pred)
+
+
+def output_names_of(outputs):
+    """tf.keras' names of a subclassed model's `outputs` (a structure), in `tf.nest`'s
+    order: `output_1`, ... for a list, the keys of a dict, joined by `_` where nested."""
+    return ['_'.join(str(step) for step in path) if path and not isinstance(path[0], int)
+            else 'output_' + '_'.join(str(step) for step in path or (1,))
+            for path in _paths(outputs)]
+
+
+def _paths(nest, prefix=()):
+    """The path of each leaf of `nest` in `tf.nest`'s order (list positions from 1)."""
+    if isinstance(nest, dict):
+        return [path for key in sorted(nest) for path in _paths(nest[key], prefix + (key,))]
+    if isinstance(nest, (list, tuple)):
+        return [path for i, item in enumerate(nest) for path in _paths(item, prefix + (i + 1,))]
+    return [prefix]
+
+
+def _is_nested(value):
+    return isinstance(value, (list, tuple, dict))
+
+
+def _broadcasts(value, argument):
+    """Whether one `compile` argument (or target) applies to every output, as tf.keras
+    decides: a value that is not nested, and for metrics a flat list of them."""
+    if not _is_nested(value):
+        return True
+    return argument == 'metrics' and isinstance(value, (list, tuple)) and not any(
+        _is_nested(item) for item in value)
+
+
+def per_output(y_pred, output_names, value, argument):
+    """`value` (targets, or a `compile` argument given per output: `loss`, `loss_weights`,
+    `metrics`) as one item per output of `y_pred` (flattened in `tf.nest`'s order), mapped as
+    tf.keras maps it: a dict by output name for a model of one output or a flat list of them
+    (keys missing: None), by key for outputs in a dict; a structure like `y_pred`'s item by
+    item; anything else (`_broadcasts`) to every output.
+
+    # Raises
+        ValueError: naming `argument`, for keys that name no output or a structure that is
+            not the outputs'.
+    """
+    outputs = structure.flatten(y_pred)
+    if _broadcasts(value, argument):
+        return [value] * len(outputs)
+    flat_outputs = not _is_nested(y_pred) or (isinstance(y_pred, (list, tuple)) and not any(
+        _is_nested(item) for item in y_pred))
+    if isinstance(value, dict) and (flat_outputs or isinstance(y_pred, dict)):
+        names = (_names_of_outputs(output_names, y_pred) if flat_outputs
+                 else list(y_pred))
+        unknown = sorted(set(value) - set(names), key=str)
+        if unknown:
+            raise ValueError('%s names outputs %s; the model\'s outputs are %s.'
+                             % (_given_as(argument), unknown, names))
+        if flat_outputs:
+            return [value.get(name) for name in names]
+        value = {key: value.get(key) for key in y_pred}
+    try:
+        return _flat_up_to(y_pred, value)
+    except (KeyError, IndexError, TypeError) as error:
+        raise ValueError('%s is not given one per output: the outputs are nested as %s, it '
+                         'as %s (%s).' % (_given_as(argument), _shape_of(y_pred),
+                                          _shape_of(value), error)) from None
+
+
+def _given_as(argument):
+    return 'The targets' if argument == 'targets' else 'compile(%s=...)' % argument
+
+
+def _flat_up_to(nest, value):
+    """The items of `value` at the leaves of `nest` (its structure down to `nest`'s)."""
+    if isinstance(nest, dict):
+        return [item for key in sorted(nest) for item in _flat_up_to(nest[key], value[key])]
+    if isinstance(nest, (list, tuple)):
+        if not isinstance(value, (list, tuple)) or len(value) != len(nest):
+            raise TypeError('%d items for %d' % (len(value) if _is_nested(value) else 1,
+                                                 len(nest)))
+        return [item for n, v in zip(nest, value) for item in _flat_up_to(n, v)]
+    return [value]
+
+
+def _shape_of(nest):
+    if isinstance(nest, dict):
+        return {key: _shape_of(value) for key, value in nest.items()}
+    if isinstance(nest, (list, tuple)):
+        return type(nest)(_shape_of(value) for value in nest)
+    return '.'
+
 
 
 def _detach(value):

@@ -4,7 +4,8 @@ nested in lists, tuples and dicts), `tf.data.Dataset`s, `keras.utils.Sequence`s 
 
 Text stays on the host (docs/ARCHITECTURE.md, "Text"): a string tensor, a numpy array of
 strings or a list of `str` is one array of text (`host_text` makes it numpy `bytes`), which
-batches carry as it is, for the model's string inputs.
+batches carry as it is, for the model's string inputs. pandas' `Series` and `DataFrame`s are
+arrays, as tf.keras reads them (`array_data`).
 """
 import numpy as np
 import torch
@@ -15,6 +16,7 @@ from keras import backend as K
 from ... import config
 from ... import strings
 from ...tf import distribute
+from .. import eager
 
 
 def _is_text(value):
@@ -38,6 +40,24 @@ def host_text(x):
     return x
 
 
+def _is_pandas(value):
+    return type(value).__module__.startswith('pandas') and hasattr(value, 'to_numpy')
+
+
+def array_data(data):
+    """`fit`/`evaluate`/`predict` data (nested in lists, tuples, dicts) as tf.keras reads it
+    (its `_process_tensorlike`): a pandas `Series` as a column, `(n, 1)` (also each column of
+    `dict(data_frame)`), a `DataFrame` as its values; text as `host_text` makes it."""
+    if _is_pandas(data):
+        values = data.to_numpy()
+        data = values[:, None] if values.ndim == 1 else values
+    elif isinstance(data, (list, tuple)) and not _is_text(data):
+        data = type(data)(array_data(v) for v in data)
+    elif isinstance(data, dict):
+        data = {k: array_data(v) for k, v in data.items()}
+    return host_text(data)
+
+
 def _to_tensor(value):
     """Arrays (nested in lists, tuples, dicts) as tensors on torchk's device; text stays
     host text."""
@@ -54,7 +74,7 @@ def _to_tensor(value):
     value = np.asarray(value)
     if value.dtype == np.float64:
         value = value.astype(K.floatx())
-    return torch.from_numpy(np.ascontiguousarray(value)).to(config.device())
+    return torch.from_numpy(eager.contiguous(value)).to(config.device())
 
 
 def unpack_x_y_sample_weight(data):

@@ -18,11 +18,9 @@ does:
 `self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
-import contextlib
 import functools
 import itertools
 import os
-import threading
 
 import numpy as np
 import torch
@@ -37,33 +35,20 @@ from ...callbacks import TensorBoard
 from ...keras_compat.fixes import input_shapes
 from ...tf import checkpoint as tf_checkpoint
 from ...tf import distribute
+from ... import structure
 from ...tf import tape
 from ...tf import tracing
 from .. import eager
 from .. import optimizers as tf_optimizers
+from . import functional
 from .saving import make_parent_folder, save_model
-from .compile_utils import LossesContainer, MetricsContainer
+from .base_layer import in_symbolic_block, symbolic_losses
+from .compile_utils import (LossesContainer, MetricsContainer, OutputLossMean,
+                            output_names_of)
 from .data_adapter import (_Batches, _class_sample_weights, _count_steps, _first_array,
                            _is_array_data, _numpy, _numpy_batches, _numpy_batches_once, _take,
-                           _to_tensor, _validation_tuple, host_text, pack_x_y_sample_weight,
+                           _to_tensor, _validation_tuple, array_data, pack_x_y_sample_weight,
                            unpack_x_y_sample_weight)
-
-_symbolic = threading.local()
-
-
-@contextlib.contextmanager
-def symbolic_losses():
-    """Within this block models' `losses` are Keras' symbolic ones (for Keras' compile)."""
-    depth = getattr(_symbolic, 'depth', 0)
-    _symbolic.depth = depth + 1
-    try:
-        yield
-    finally:
-        _symbolic.depth = depth
-
-
-def _in_symbolic_block():
-    return getattr(_symbolic, 'depth', 0) > 0
 
 
 def _value(value):
@@ -141,9 +126,10 @@ class Model(keras.Model):
         # A model made in a strategy's scope is trained by that strategy (tf.keras' rule).
         self._distribution_strategy = (distribute.get_strategy() if distribute.has_strategy()
                                        else None)
-        args, kwargs, structure = _flat_outputs(args, kwargs)
+        args, kwargs, structures = functional.flat_graph_arguments(args, kwargs)
         super(Model, self).__init__(*args, **kwargs)
-        self._torchk_output_structure = structure
+        if structures is not None:
+            functional.set_structures(self, *structures)
 
     def _eager_steps(self):
         """Whether `fit`, `evaluate` and `predict` run tf.keras' step loop: for overridden
@@ -174,10 +160,11 @@ class Model(keras.Model):
             self._compile_weighted_metrics = weighted_metrics
             return
         self._unbuilt_while_inputs_unknown()
+        by_names = functools.partial(functional.by_output_names, self)
         with symbolic_losses():
-            super(Model, self).compile(optimizer, loss=loss, metrics=metrics,
-                                       loss_weights=loss_weights,
-                                       weighted_metrics=weighted_metrics, **kwargs)
+            super(Model, self).compile(optimizer, loss=by_names(loss), metrics=by_names(metrics),
+                                       loss_weights=by_names(loss_weights),
+                                       weighted_metrics=by_names(weighted_metrics), **kwargs)
 
     @property
     def losses(self):
@@ -191,6 +178,8 @@ class Model(keras.Model):
                 + list(self._metrics))
 
     def __call__(self, *args, **kwargs):
+        if self._is_graph_network and args and eager.is_eager(args[0]):
+            args = (functional.conform_values(self, args[0]),) + args[1:]
         if not self._is_graph_network and not self.built:
             if getattr(self, '_torchk_deferred_weights', None) is not None:
                 self.build(input_shapes(args[0] if args else kwargs['inputs']))
@@ -215,13 +204,16 @@ class Model(keras.Model):
         self._unbuilt_while_inputs_unknown()
         if isinstance(x, dict) and not self._is_graph_network and not self.inputs:
             self._set_inputs(x)
-        x = self._conform(x, '_feed_input_shapes', '_feed_input_names')
+        x = self._conform(functional.data_by_input_names(self, x), '_feed_input_shapes',
+                          '_feed_input_names')
+
+        def targets(y):
+            return self._conform(functional.data_by_output_names(self, y),
+                                 '_feed_output_shapes', '_feed_output_names')
         if args:
-            args = (self._conform(args[0], '_feed_output_shapes', '_feed_output_names'),
-                    ) + args[1:]
+            args = (targets(args[0]),) + args[1:]
         elif 'y' in kwargs:
-            kwargs['y'] = self._conform(kwargs['y'], '_feed_output_shapes',
-                                        '_feed_output_names')
+            kwargs['y'] = targets(kwargs['y'])
         standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
         if self.optimizer is not None and not self._is_compiled and self.built:
             # Keras 2.3.1 compiles a subclassed model once the first targets set its outputs;
@@ -230,7 +222,17 @@ class Model(keras.Model):
                          metrics=self._compile_metrics,
                          weighted_metrics=self._compile_weighted_metrics,
                          loss_weights=self.loss_weights)
-        return standardized
+        return _rank_one_fed_as_given(standardized, self._feed_inputs,
+                                      getattr(self, '_feed_targets', []))
+
+    def _set_metric_attributes(self):
+        """Keras 2.3.1's, with each output's loss metric weighting batches by their size, as
+        tf.keras' do (`OutputLossMean`)."""
+        super(Model, self)._set_metric_attributes()
+        if self._output_loss_metrics:
+            self._output_loss_metrics = [OutputLossMean(metric.name, output)
+                                         for metric, output in zip(self._output_loss_metrics,
+                                                                   self.outputs)]
 
     def _conform(self, x, shapes_attribute, names_attribute):
         """Arrays of a functional model's data with one axis fewer than their `Input` (or
@@ -259,20 +261,38 @@ class Model(keras.Model):
         return conform(x, shapes[0]) if len(shapes) == 1 else x
 
     def _set_inputs(self, inputs, outputs=None, training=None):
-        """Keras 2.3.1's, and a dict of inputs (name -> array or Keras tensor), which tf.keras
-        passes whole to a subclassed model's `call`; data are then fed by those names."""
-        if not isinstance(inputs, dict):
+        """Keras 2.3.1's, and as in tf.keras: a dict of inputs (name -> array or Keras
+        tensor) passed whole to a subclassed model's `call` (data are then fed by those
+        names, to placeholders of their dtypes), and outputs nested in dicts, tuples or lists
+        kept in their structure (`_nested_outputs`), named as tf.keras names them (the keys
+        of a dict)."""
+        if isinstance(self, keras.Sequential):
             return super(Model, self)._set_inputs(inputs, outputs, training)
-        tensors = {name: value if K.is_tensor(value)
-                   else K.placeholder(shape=input_shapes(value), name=name)
-                   for name, value in inputs.items()}
-        if outputs is None:
-            outputs = (self.call(tensors, training=training) if self._expects_training_arg
-                       else self.call(tensors))
-        super(Model, self)._set_inputs(list(tensors.values()), outputs, training)
-        self.input_names = list(tensors)
-        self._feed_input_names = [name for name, value in tensors.items()
-                                  if K.is_placeholder(value)]
+        given = inputs
+        if isinstance(inputs, dict):
+            given = {name: value if K.is_tensor(value)
+                     else K.placeholder(shape=input_shapes(value), name=name,
+                                        dtype=eager.dtype_name(value))
+                     for name, value in inputs.items()}
+            inputs = list(given.values())
+            if outputs is None:
+                outputs = (self.call(given, training=training) if self._expects_training_arg
+                           else self.call(given))
+        nested = outputs if functional.is_structured(outputs) else None
+        super(Model, self)._set_inputs(
+            inputs, None if outputs is None else
+            structure.flatten(outputs) if nested is not None else outputs, training)
+        if nested is None and len(self.outputs) == 1 and functional.is_structured(
+                self.outputs[0]):
+            nested = self.outputs[0]  # what `call` returned, from Keras' call
+        if nested is not None:
+            self.outputs = structure.flatten(nested)
+            self.output_names = output_names_of(nested)
+            functional.set_structures(self, given, nested)
+        if isinstance(given, dict):
+            self.input_names = list(given)
+            self._feed_input_names = [name for name, value in given.items()
+                                      if K.is_placeholder(value)]
         return None
 
     def build(self, input_shape=None):
@@ -405,7 +425,8 @@ class Model(keras.Model):
             max_queue_size=10, workers=1, use_multiprocessing=False, **kwargs):
         """Trains the model (tf.keras' `fit`: `x` may also be a dataset or a generator)."""
         verbose = 1 if verbose == 'auto' else verbose
-        x, validation_data = host_text(x), host_text(validation_data)
+        x, y, sample_weight, validation_data = array_data((x, y, sample_weight,
+                                                           validation_data))
         if not self._eager_steps():
             return self._keras_fit(
                 x, y, batch_size=batch_size, epochs=epochs, verbose=verbose,
@@ -532,7 +553,7 @@ class Model(keras.Model):
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
         `return_dict=True` returns `{name: value}`)."""
-        x = host_text(x)
+        x, y, sample_weight = array_data((x, y, sample_weight))
         if self._eager_steps():
             logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps,
                                                  self.distribute_strategy))
@@ -575,14 +596,7 @@ class Model(keras.Model):
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset), nested as
         the model's outputs are."""
-        outputs = self._predict(x, batch_size, verbose, steps, callbacks, **kwargs)
-        structure = getattr(self, '_torchk_output_structure', None)
-        if structure is None:
-            return outputs
-        return eager.pack(structure, outputs)
-
-    def _predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
-        x = host_text(x)
+        x = array_data(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
             predict_step = self._step('predict_step')
             outputs = [predict_step(batch if len(batch) > 1 else batch[0])
@@ -590,19 +604,22 @@ class Model(keras.Model):
             return _concatenate(outputs)
         with symbolic_losses():
             if _is_array_data(x):
-                return super(Model, self).predict(_numpy(x), batch_size=batch_size,
-                                                  verbose=verbose, steps=steps,
-                                                  callbacks=callbacks, **kwargs)
-            batches = _Batches(x, steps=steps)
-            return self.predict_generator(_numpy_batches(batches),
-                                          steps=_count_steps(batches), callbacks=callbacks,
-                                          verbose=verbose, workers=0)
+                outputs = super(Model, self).predict(_numpy(x), batch_size=batch_size,
+                                                     verbose=verbose, steps=steps,
+                                                     callbacks=callbacks, **kwargs)
+            else:
+                batches = _Batches(x, steps=steps)
+                outputs = self.predict_generator(_numpy_batches(batches),
+                                                 steps=_count_steps(batches),
+                                                 callbacks=callbacks, verbose=verbose,
+                                                 workers=0)
+        return functional.nested_like_outputs(self, outputs)
 
     @_in_strategy_scope
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
                        reset_metrics=True, return_dict=False):
         """One training step (tf.keras' `train_on_batch`)."""
-        x = host_text(x)
+        x, y, sample_weight = array_data((x, y, sample_weight))
         if not self._eager_steps():
             with symbolic_losses():
                 return super(Model, self).train_on_batch(
@@ -662,28 +679,31 @@ def _is_tf_checkpoint(filepath):
         _HDF5_SUFFIXES)
 
 
-def _flat_outputs(args, kwargs):
-    """A functional model's outputs flattened for Keras 2.3.1 where they are nested (tf.keras
-    takes structures: `[layer.output for ...]` of layers with several outputs), and their
-    structure (None when flat)."""
-    args = list(args)
-    outputs = args[1] if len(args) > 1 else kwargs.get('outputs')
-    if not isinstance(outputs, (list, tuple)) or not any(
-            isinstance(output, (list, tuple, dict)) for output in outputs):
-        return args, kwargs, None
-    flat = eager.leaves(outputs)
-    if len(args) > 1:
-        args[1] = flat
-    else:
-        kwargs = dict(kwargs, outputs=flat)
-    return args, kwargs, eager.map_structure(lambda _: None, outputs)
+def _rank_one_fed_as_given(standardized, inputs, targets):
+    """tf.keras feeds a 1-D array as it is, where Keras 2.3.1's data checks make it a column
+    `(n, 1)`: each array so expanded for a placeholder of rank 1 (a subclassed model's input
+    made from 1-D data, its targets) gets its shape back.
+
+    # Arguments
+        standardized: `(x, y, sample_weights)`, as Keras' `_standardize_user_data` returns.
+        inputs, targets: the placeholders fed `x` and `y`, in order.
+    """
+    x, y, sample_weights = standardized
+
+    def as_given(arrays, placeholders):
+        if not arrays:
+            return arrays
+        ranks = [K.ndim(p) for p in placeholders] + [None] * len(arrays)
+        return [a[:, 0] if rank == 1 and isinstance(a, np.ndarray) and a.shape[1:] == (1,)
+                else a for a, rank in zip(arrays, ranks)]
+    return as_given(x, inputs), as_given(y, targets), sample_weights
 
 
 def _losses(layer, keras_losses):
     """tf.keras' `Layer.losses`: after an eager call, the losses of that call (tensors);
     Keras' own (`keras_losses()`, symbols) in Keras' graph building and before any eager
     call."""
-    if _in_symbolic_block() or ('_torchk_eager_programs' not in layer.__dict__
+    if in_symbolic_block() or ('_torchk_eager_programs' not in layer.__dict__
                                 and tracing.current() is None):
         return keras_losses()
     return eager.layer_losses(layer)
@@ -716,7 +736,7 @@ def _concatenate(outputs):
         raise ValueError('predict got no batch.')
     first = outputs[0]
     if isinstance(first, (list, tuple)):
-        return [_concatenate([o[i] for o in outputs]) for i in range(len(first))]
+        return type(first)(_concatenate([o[i] for o in outputs]) for i in range(len(first)))
     if isinstance(first, dict):
         return {k: _concatenate([o[k] for o in outputs]) for k in first}
     return np.concatenate([o.detach().cpu().numpy() if isinstance(o, torch.Tensor)

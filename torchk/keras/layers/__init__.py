@@ -3,8 +3,9 @@ attention, preprocessing, global pooling with `keepdims`, `EinsumDense`, ...), `
 tf.keras' arguments (`input_layer.py`),
 tf.keras' other names of the same classes (`Convolution2DTranspose`, ...), and
 `experimental`; `GRU` and `GRUCell` with tf.keras' default `reset_after=True` and `RNN`
-with nested inputs, states and outputs (`recurrent.py`), `BatchNormalization` in inference mode when frozen
-(`normalization.py`), and convolutions through `convolution_op` (`convolutional.py`)."""
+with nested inputs, states and outputs (`recurrent.py`), `BatchNormalization` in inference
+mode when frozen (`normalization.py`), convolutions through `convolution_op`
+(`convolutional.py`), and `Dense` casting integer inputs to its dtype (`core.py`)."""
 from keras import layers as _keras_layers
 from keras.layers import InputLayer, Layer  # noqa: F401
 from keras.layers.wrappers import Wrapper  # noqa: F401

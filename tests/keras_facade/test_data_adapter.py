@@ -1,0 +1,45 @@
+"""tf.keras' data for fit/evaluate/predict where Keras 2.3.1 refuses it
+(torchk/keras/engine/data_adapter.py): pandas' Series and DataFrames (TF's CSV tutorial)."""
+import numpy as np
+import pytest
+
+import torchk.keras as keras
+
+pd = pytest.importorskip('pandas')
+
+RNG = np.random.RandomState(3)
+FEATURES = RNG.rand(40, 3).astype('float32')
+TARGETS = RNG.rand(40).astype('float32')
+
+
+def _fit(x, y, run_eagerly):
+    keras.utils.set_random_seed(1)
+    model = keras.Sequential([keras.layers.Dense(4, activation='relu'), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), 'mse', run_eagerly=run_eagerly)
+    history = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    return history.history['loss'], model.get_weights(), model.evaluate(x, y, verbose=0)
+
+
+@pytest.mark.parametrize('run_eagerly', [False, True])
+def test_a_data_frame_and_a_series_are_arrays_the_series_a_column(run_eagerly):
+    """tf.keras reads a DataFrame as its values and a Series as an (n, 1) column."""
+    frame = pd.DataFrame(FEATURES, columns=['a', 'b', 'c'])
+    got = _fit(frame, pd.Series(TARGETS, name='y'), run_eagerly)
+    expected = _fit(FEATURES, TARGETS[:, None], run_eagerly)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6)
+    for a, b in zip(got[1], expected[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert got[2] == pytest.approx(expected[2], rel=1e-6)
+
+
+def test_a_dict_of_columns_feeds_a_model_of_named_inputs():
+    frame = pd.DataFrame({'size': FEATURES[:, 0], 'kind': ['x', 'y'] * 20})
+    size = keras.Input((1,), name='size')
+    kind = keras.Input((1,), name='kind', dtype='string')
+    index = keras.layers.StringLookup(vocabulary=['x', 'y'], output_mode='int')(kind)
+    both = keras.layers.Concatenate()([size, keras.layers.Lambda(
+        lambda t: keras.backend.cast(t, 'float32'))(index)])
+    model = keras.Model({'size': size, 'kind': kind}, both)
+    predicted = model.predict(dict(frame), verbose=0)
+    np.testing.assert_allclose(predicted[:, 0], FEATURES[:, 0], rtol=1e-6)
+    np.testing.assert_array_equal(predicted[:, 1], [1., 2.] * 20)
