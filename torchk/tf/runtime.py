@@ -261,7 +261,8 @@ _DEVICES = {
 config = Namespace('tf.config', dict(
     _DEVICES,
     experimental=Namespace('tf.config.experimental', dict(
-        _DEVICES, set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
+        {name: value for name, value in _DEVICES.items() if 'logical_device_config' not in name},
+        set_memory_growth=set_memory_growth, get_memory_growth=get_memory_growth,
         set_virtual_device_configuration=set_logical_device_configuration,
         get_virtual_device_configuration=get_logical_device_configuration,
         get_memory_info=get_memory_info, get_memory_usage=get_memory_usage,
