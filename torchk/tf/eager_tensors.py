@@ -80,20 +80,16 @@ def _asked_by_torch(code, globals_):
     return known
 
 
-def _device(tensor):
-    device = _TORCH_DEVICE.__get__(tensor)
-    caller = sys._getframe(1)
-    if _asked_by_torch(caller.f_code, caller.f_globals):
-        return device
-    return DeviceName(device)
-
-
-def _shape(tensor):
-    shape = _TORCH_SHAPE.__get__(tensor)
-    caller = sys._getframe(1)
-    if _asked_by_torch(caller.f_code, caller.f_globals):
-        return shape
-    return Shape(shape)
+def _served(torch_property, tf_type):
+    """The getter of a torch.Tensor property as scripts under the launcher read it: torch's
+    value for torch's and torchk's own code (`_asked_by_torch`), `tf_type` of it otherwise."""
+    def get(tensor):
+        value = torch_property.__get__(tensor)
+        caller = sys._getframe(1)
+        if _asked_by_torch(caller.f_code, caller.f_globals):
+            return value
+        return tf_type(value)
+    return get
 
 
 def _getitem(tensor, key):
@@ -108,8 +104,9 @@ def _getitem(tensor, key):
 def install():
     """Makes torch tensors' `device`, `shape` and slices TF's (idempotent)."""
     if not isinstance(torch.Tensor.__dict__.get('device'), property):
-        torch.Tensor.device = property(_device, doc=_TORCH_DEVICE.__doc__)
-        torch.Tensor.shape = property(_shape, doc=_TORCH_SHAPE.__doc__)
+        torch.Tensor.device = property(_served(_TORCH_DEVICE, DeviceName),
+                                       doc=_TORCH_DEVICE.__doc__)
+        torch.Tensor.shape = property(_served(_TORCH_SHAPE, Shape), doc=_TORCH_SHAPE.__doc__)
         torch.Tensor.__getitem__ = _getitem
 
 
