@@ -43,3 +43,19 @@ def test_a_dict_of_columns_feeds_a_model_of_named_inputs():
     predicted = model.predict(dict(frame), verbose=0)
     np.testing.assert_allclose(predicted[:, 0], FEATURES[:, 0], rtol=1e-6)
     np.testing.assert_array_equal(predicted[:, 1], [1., 2.] * 20)
+
+
+def test_eager_tensors_as_validation_data_are_arrays():
+    """TF's autoencoder tutorial validates on `tf.clip_by_value` results (eager tensors),
+    which Keras 2.3.1 would take for symbolic data and refuse without `validation_steps`."""
+    import torch
+
+    def validated(x_val):
+        keras.utils.set_random_seed(1)
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile(keras.optimizers.SGD(0.1), 'mse')
+        history = model.fit(FEATURES, TARGETS[:, None], batch_size=8, epochs=2, shuffle=False,
+                            validation_data=(x_val, TARGETS[:, None]), verbose=0)
+        return history.history['val_loss']
+    np.testing.assert_allclose(validated(torch.from_numpy(FEATURES)), validated(FEATURES),
+                               rtol=1e-6)

@@ -78,3 +78,16 @@ def test_a_train_step_minimising_a_per_sample_loss(run):
     history = model.fit(DATA['loss_tracker_x'], DATA['loss_tracker_y'], epochs=3,
                         batch_size=16, shuffle=False, verbose=0)
     _assert_as_tf('loss_tracker_' + run, history, model.get_weights())
+
+
+@pytest.mark.parametrize('run', ['compiled', 'eager'])
+def test_a_sequential_built_from_one_dimensional_data(run):
+    x, y = DATA['sequential_of_1d_x'], DATA['sequential_of_1d_y']
+    model = keras.Sequential([
+        keras.layers.Lambda(lambda x: tf.stack([x, x ** 2], axis=1)),
+        keras.layers.Dense(1, kernel_initializer=keras.initializers.Constant([[.5], [-.25]]))])
+    model.compile(run_eagerly=run == 'eager', optimizer=keras.optimizers.SGD(learning_rate=0.01),
+                  loss=keras.losses.MSE)
+    history = model.fit(x, y, epochs=5, batch_size=32, shuffle=False, verbose=0)
+    _assert_as_tf('sequential_of_1d_' + run, history, model.get_weights())
+    assert model.predict(x[:5], verbose=0).shape == (5, 1)

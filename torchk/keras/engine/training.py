@@ -18,6 +18,7 @@ does:
 `self.compiled_metrics.update_state(y, y_pred, sample_weight)`, `self.metrics` (the loss
 tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
+import contextlib
 import functools
 import itertools
 import os
@@ -214,7 +215,10 @@ class Model(keras.Model):
             args = (targets(args[0]),) + args[1:]
         elif 'y' in kwargs:
             kwargs['y'] = targets(kwargs['y'])
-        standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
+        if not self.inputs and isinstance(x, np.ndarray) and x.ndim == 1:
+            self._set_inputs(x)  # as Keras' own check would, first: its rank is checked next
+        with _rank_one_checked_as_columns(self):
+            standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
         if self.optimizer is not None and not self._is_compiled and self.built:
             # Keras 2.3.1 compiles a subclassed model once the first targets set its outputs;
             # tf.keras also trains one whose losses all come from `add_loss` (no targets).
@@ -472,6 +476,8 @@ class Model(keras.Model):
         if arrays and not (kwargs.get('steps_per_epoch') and kwargs.get('batch_size')):
             # Keras 2.3.1 takes torch tensors for symbolic data: eager ones are arrays.
             x, y, kwargs['sample_weight'] = _numpy((x, y, kwargs.get('sample_weight')))
+            if kwargs.get('validation_data') is not None:
+                kwargs['validation_data'] = _numpy(kwargs['validation_data'])
             with symbolic_losses():
                 return super(Model, self).fit(x, y, **kwargs)
         if arrays:
@@ -677,6 +683,25 @@ def _is_tf_checkpoint(filepath):
         return False
     return os.path.isfile(path + '.index') or os.path.isdir(path) or not path.lower().endswith(
         _HDF5_SUFFIXES)
+
+
+@contextlib.contextmanager
+def _rank_one_checked_as_columns(model):
+    """Within, Keras 2.3.1's data checks take a functional model's inputs and outputs of rank 1
+    (a `Sequential` built from 1-D data) as the `(n, 1)` columns those checks make of 1-D
+    arrays; `_rank_one_fed_as_given` gives the arrays their shape back."""
+    saved = {}
+    for attribute in ('_feed_input_shapes', '_feed_output_shapes'):
+        shapes = getattr(model, attribute, None)
+        if shapes:
+            saved[attribute] = shapes
+            setattr(model, attribute, [shape + (1,) if shape is not None and len(shape) == 1
+                                       else shape for shape in shapes])
+    try:
+        yield
+    finally:
+        for attribute, shapes in saved.items():
+            setattr(model, attribute, shapes)
 
 
 def _rank_one_fed_as_given(standardized, inputs, targets):
