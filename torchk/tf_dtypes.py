@@ -187,9 +187,23 @@ def refuse_string_dtype(value, dtype):
                         'numbers with tf.strings.as_string.' % (value,))
 
 
+def is_pandas(value):
+    """Whether `value` is a pandas `Series` or `DataFrame` (pandas is not imported)."""
+    return type(value).__module__.startswith('pandas') and hasattr(value, 'to_numpy')
+
+
+def pandas_as_array(value):
+    """A pandas `Series` as a column `(n, 1)` and a `DataFrame` as its values, as tf.keras'
+    data adapters read them (`fit`, `adapt`); any other value as it is."""
+    if is_pandas(value):
+        values = np.array(value.to_numpy())  # a copy: pandas' own may be read-only
+        return values[:, None] if values.ndim == 1 else values
+    return value
+
+
 def value_to_tensor(value, dtype=None, dtype_hint=None):
     """Converts a value that is not a torch tensor (a numpy array, a Python number, a nested
-    list, text) to a tensor by TF's dtype rules.
+    list, text, a pandas `Series` or `DataFrame`) to a tensor by TF's dtype rules.
 
     # Arguments
         value: the value.
@@ -204,6 +218,8 @@ def value_to_tensor(value, dtype=None, dtype_hint=None):
         TypeError: for values that are neither numbers nor text, or text asked for as
             numbers (use `tf.strings.to_number`).
     """
+    if is_pandas(value):
+        value = np.array(value.to_numpy())  # a copy: pandas' own may be read-only
     if isinstance(value, strings.StringTensor) or strings.is_text(value):
         if dtype is not None and not as_dtype(dtype).is_string:
             raise TypeError('Cannot convert text to a tensor of dtype %s; parse it with '

@@ -59,3 +59,31 @@ def test_eager_tensors_as_validation_data_are_arrays():
         return history.history['val_loss']
     np.testing.assert_allclose(validated(torch.from_numpy(FEATURES)), validated(FEATURES),
                                rtol=1e-6)
+
+
+def test_normalization_adapts_to_a_data_frame_as_to_its_values():
+    """TF's pandas tutorial adapts a `Normalization` layer to a DataFrame."""
+    frame = pd.DataFrame(FEATURES, columns=['a', 'b', 'c'])
+    from_frame = keras.layers.Normalization(axis=-1)
+    from_frame.adapt(frame)
+    from_values = keras.layers.Normalization(axis=-1)
+    from_values.adapt(FEATURES)
+    for got, want in zip(from_frame.get_weights(), from_values.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(from_frame(frame.iloc[:3]).numpy(),
+                               (FEATURES[:3] - FEATURES.mean(0)) / FEATURES.std(0),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_a_model_of_named_inputs_called_on_a_dict_of_series():
+    """`model(dict(df.iloc[:1]))` (TF's pandas tutorial): each column, numbers or text, is a
+    tensor of its values."""
+    import torchk.tf as tf
+    frame = pd.DataFrame({'x': [1.5, -2.0], 'kind': ['a', 'c']})
+    inputs = {'x': keras.Input(shape=(), name='x'),
+              'kind': keras.Input(shape=(), name='kind', dtype=tf.string)}
+    lookup = keras.layers.StringLookup(vocabulary=['a', 'b', 'c'], output_mode='one_hot')
+    outputs = keras.layers.Concatenate()([inputs['x'][:, tf.newaxis],
+                                          lookup(inputs['kind'][:, tf.newaxis])])
+    got = keras.Model(inputs, outputs)(dict(frame)).numpy()
+    np.testing.assert_array_equal(got, [[1.5, 0, 1, 0, 0], [-2, 0, 0, 0, 1]])

@@ -125,3 +125,10 @@ def test_hook_serves_keras_names_from_the_facade():
                 "which does not exist") in done.stderr
     else:
         assert done.stdout == 'ok\n', done.stderr
+
+
+@pytest.mark.parametrize('name', ['metrics', 'losses', 'optimizers'])
+def test_keras_namespaces_under_tf_are_tf_keras_ones(name):
+    """TF 2's `tf.metrics` (TF's text classification tutorial), `tf.losses` and
+    `tf.optimizers` are tf.keras' namespaces."""
+    assert getattr(tf, name) is importlib.import_module('torchk.keras.' + name)

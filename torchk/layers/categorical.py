@@ -20,6 +20,7 @@ from keras.engine.base_layer import Layer
 from .. import dtypes
 from .. import graph
 from .. import strings
+from .. import tf_dtypes
 from ..saving import vocabulary as vocabulary_files
 
 __all__ = ['CategoryEncoding', 'Hashing', 'Discretization']
@@ -154,7 +155,8 @@ def adapt_batches(data, batch_size=None, steps=None):
     """The batches `adapt` passes to `update_state`, as tf.keras' adapt reads them: an array
     (numpy, torch, text, list) in slices of `batch_size` (default 32) along its first axis,
     anything else (a `tf.data.Dataset`, a generator) element by element; at most `steps`
-    batches."""
+    batches; pandas' data as `fit` reads it."""
+    data = tf_dtypes.pandas_as_array(data)
     if strings.is_text(data) and not isinstance(data, (list, tuple)):
         data = strings.as_bytes(data, 'data')
     elif isinstance(data, (list, tuple)):

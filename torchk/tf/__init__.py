@@ -47,6 +47,7 @@ install_numpy()
 _TOP_LEVEL_OPS = ops_under('')
 globals().update(_TOP_LEVEL_OPS)
 
+_KERAS_ALIASES = ('metrics', 'losses', 'optimizers')
 newaxis = None
 Tensor = torch.Tensor
 nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structure,
@@ -72,6 +73,10 @@ def __getattr__(name):
         keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
+    if name in _KERAS_ALIASES:
+        # TF 2's `tf.metrics`, `tf.losses`, ...: tf.keras' namespaces under `tf` itself.
+        import importlib
+        return importlib.import_module('torchk.keras.' + name)
     if name == 'distribute':
         # Imported when first used: it imports Keras (through torchk.distributed).
         import importlib

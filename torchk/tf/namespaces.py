@@ -187,7 +187,8 @@ tests/tf/test_namespaces.py checks that it matches the code. -->
 `torchk.tf` is the part of TensorFlow's `tf` namespace that tf.keras 2 scripts use, as eager
 ops on torch tensors on torchk's device (`torchk.config`). Under `python -m torchk run
 SCRIPT`, `import tensorflow as tf` gives this module; `tf.keras` (and `tensorflow.keras`,
-`tf_keras`) is torchk's tf.keras facade, `torchk.keras`. Any name not listed here raises
+`tf_keras`) is torchk's tf.keras facade, `torchk.keras`, and `tf.metrics`, `tf.losses` and
+`tf.optimizers` are its namespaces, as in TF 2. Any name not listed here raises
 `AttributeError: tf.X: torchk does not provide it ...` (`ModuleNotFoundError` for an import
 of `tensorflow.X`).
 

@@ -34,9 +34,9 @@ Each difference from Keras 2.3.1 is one function here:
   as a list of inputs: it records one node of their flat tensors (`CALL_SPEC`), its `build`
   gets their shapes in that structure (`build_shape`), and it returns what `call` returns, a
   structure included, the node holding the flat outputs (`flat_call_outputs`).
-- `python_numbers_as_tensor`: a layer called on Python numbers (a number, nested lists of
-  them) is called on one tensor of them (`model(1)` on a scalar), as tf.keras converts
-  Python inputs.
+- `python_values_as_tensor`: a layer called on Python numbers (a number, nested lists of
+  them) is called on one tensor of them (`model(1)` on a scalar), and one called on pandas
+  data on a tensor of its values, as tf.keras converts such inputs.
 """
 import contextlib
 import functools
@@ -55,6 +55,7 @@ from ... import structure
 from ...call_spec import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
                           listed_keyword_tensors)
 from ... import config
+from ... import tf_dtypes
 from .. import eager
 
 _context = threading.local()
@@ -189,10 +190,15 @@ def _is_python_number(value):
     return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
 
 
-def python_numbers_as_tensor(inputs):
+def python_values_as_tensor(inputs):
     """Inputs given as Python numbers (`model(1)`, `layer([[2.0, 2.0, 2.0]])`: a number or
-    nested lists of them) as one tensor (floats as `floatx`, integers as int32), as tf.keras
-    converts Python values it is called on; other inputs as they are."""
+    nested lists of them) as one tensor (floats as `floatx`, integers as int32), and a pandas
+    `DataFrame` or `Series` (also in a structure: a dict of columns) as a tensor of its values
+    (TF's pandas tutorial calls a layer on `df.iloc[:3]`), as tf.keras converts such inputs; other inputs as they are."""
+    if any(tf_dtypes.is_pandas(leaf) for leaf in structure.flatten(inputs)):
+        return structure.map_structure(
+            lambda leaf: tf_dtypes.value_to_tensor(leaf) if tf_dtypes.is_pandas(leaf)
+            else leaf, inputs)
     if not (_is_python_number(inputs) or isinstance(inputs, (list, tuple))
             and _holds_only(inputs, _is_python_number)):
         return inputs
@@ -536,7 +542,7 @@ def tf_keras_call(keras_call):
         if spec is not None:  # a recorded call, replayed on its flat tensors
             return _call_recorded(self, to_list(args[0]), spec, kwargs)
         inputs, keywords = bind_call_arguments(self, args, kwargs)
-        inputs = python_numbers_as_tensor(inputs)
+        inputs = python_values_as_tensor(inputs)
         return _call_bound(self, keras_call, inputs, keywords)
     __call__.__doc__ = keras_call.__doc__
     return __call__

@@ -15,6 +15,7 @@ from keras import backend as K
 
 from ... import config
 from ... import strings
+from ... import tf_dtypes
 from ...tf import distribute
 from .. import eager
 
@@ -40,17 +41,12 @@ def host_text(x):
     return x
 
 
-def _is_pandas(value):
-    return type(value).__module__.startswith('pandas') and hasattr(value, 'to_numpy')
-
-
 def array_data(data):
     """`fit`/`evaluate`/`predict` data (nested in lists, tuples, dicts) as tf.keras reads it
     (its `_process_tensorlike`): a pandas `Series` as a column, `(n, 1)` (also each column of
     `dict(data_frame)`), a `DataFrame` as its values; text as `host_text` makes it."""
-    if _is_pandas(data):
-        values = data.to_numpy()
-        data = values[:, None] if values.ndim == 1 else values
+    if tf_dtypes.is_pandas(data):
+        data = tf_dtypes.pandas_as_array(data)
     elif isinstance(data, (list, tuple)) and not _is_text(data):
         data = type(data)(array_data(v) for v in data)
     elif isinstance(data, dict):
