@@ -47,3 +47,27 @@ def test_a_mean_tracks_numbers(value):
     tracker.update_state(value)
     tracker.update_state(np.array([0.5, 1.5], 'float32'))
     assert float(tracker.result()) == pytest.approx(np.mean([2.5, 0.5, 1.5]))
+
+
+def test_one_list_of_metric_objects_serves_several_models():
+    """TF's imbalanced data tutorial compiles every model with one list of metric objects."""
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 4).astype('float32')
+    y = (x[:, 0] > .5).astype('float32')[:, None]
+    shared = [keras.metrics.BinaryAccuracy(name='accuracy')]
+
+    def model_and_accuracy(bias):
+        model = keras.Sequential([keras.layers.Dense(
+            1, activation='sigmoid', input_shape=(4,), kernel_initializer='ones',
+            bias_initializer=keras.initializers.Constant(bias))])
+        model.compile(optimizer='sgd', loss='binary_crossentropy', metrics=shared)
+        predicted = 1 / (1 + np.exp(-(x.sum(1, keepdims=True) + bias)))
+        return model, np.mean((predicted > .5) == y)
+    first, first_accuracy = model_and_accuracy(-2.)
+    assert first.evaluate(x, y, verbose=0)[1] == pytest.approx(first_accuracy)
+    second, second_accuracy = model_and_accuracy(-1.)
+    assert first_accuracy != second_accuracy
+    assert second.evaluate(x, y, verbose=0)[1] == pytest.approx(second_accuracy)
+    assert first.evaluate(x, y, verbose=0)[1] == pytest.approx(first_accuracy)
+    second.fit(x, y, epochs=1, verbose=0)
+    first.fit(x, y, epochs=1, verbose=0)

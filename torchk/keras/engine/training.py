@@ -161,6 +161,7 @@ class Model(keras.Model):
             self._compile_weighted_metrics = weighted_metrics
             return
         self._unbuilt_while_inputs_unknown()
+        metrics, weighted_metrics = _unshared_metrics(metrics), _unshared_metrics(weighted_metrics)
         by_names = functools.partial(functional.by_output_names, self)
         with symbolic_losses():
             super(Model, self).compile(optimizer, loss=by_names(loss), metrics=by_names(metrics),
@@ -683,6 +684,19 @@ def _is_tf_checkpoint(filepath):
         return False
     return os.path.isfile(path + '.index') or os.path.isdir(path) or not path.lower().endswith(
         _HDF5_SUFFIXES)
+
+
+def _unshared_metrics(metrics):
+    """`compile`'s metrics, each `Metric` already compiled into a model (it holds that model's
+    result) replaced by a new one of its config: tf.keras lets one list of metric objects
+    serve several models (TF's imbalanced data tutorial), where Keras 2.3.1's metric keeps the
+    updates of every model it was compiled into, and a model's step would need the others'
+    placeholders. Each model then has its own; the objects given are unchanged."""
+    def unshared(metric):
+        if isinstance(metric, keras.metrics.Metric) and hasattr(metric, '_call_result'):
+            return type(metric).from_config(metric.get_config())
+        return metric
+    return structure.map_structure(unshared, metrics) if metrics is not None else None
 
 
 @contextlib.contextmanager
