@@ -223,3 +223,27 @@ def test_subclassed_model_save_folder(tmp_path):
     restored.model(tf.constant(X))
     tf.train.Checkpoint(restored.model).read(str(tmp_path / 'saved')).assert_consumed()
     np.testing.assert_array_equal(restored.model(X).numpy(), model(X).numpy())
+
+
+class _OneHotExport(tf.Module):
+    """TF's core quickstart's export module: a signature of unknown sizes, whose function
+    needs its inputs to have 7 columns (one-hot encoded to 9, normalized per column)."""
+
+    def __init__(self):
+        self.mean = tf.constant(np.arange(9, dtype='float32'))
+
+    @tf.function(input_signature=[tf.TensorSpec(shape=[None, None], dtype=tf.float32)])
+    def __call__(self, x):
+        origin = tf.one_hot(tf.cast(x[:, -1], tf.int32) - 1, 3)
+        return tf.concat([x[:, :-1], origin], axis=1) - self.mean
+
+
+def test_a_signature_of_unknown_sizes_whose_function_needs_one(tmp_path):
+    rng = np.random.RandomState(0)
+    x = np.concatenate([rng.rand(5, 6), rng.randint(1, 4, (5, 1))], axis=1).astype('float32')
+    expected = np.concatenate([x[:, :-1], np.eye(3)[x[:, -1].astype(int) - 1]], axis=1)
+    expected -= np.arange(9)
+    tf.saved_model.save(_OneHotExport(), str(tmp_path / 'export'))
+    loaded = tf.saved_model.load(str(tmp_path / 'export'))
+    np.testing.assert_allclose(loaded(tf.constant(x)).numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(loaded(tf.constant(x[:2])).numpy(), expected[:2], rtol=1e-6)

@@ -17,11 +17,13 @@ then the arguments' tensors), which outputs update which variables, and the stru
 the arguments and of the result.
 """
 import contextlib
+import logging
 import sys
 
 import numpy as np
 import torch
 from torch.func import functionalize
+import torch.fx.experimental._config
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.overrides import TorchFunctionMode
 
@@ -33,6 +35,9 @@ from .dtypes import as_dtype
 
 _EXAMPLE_SIZE = 2  # an unknown axis in the example inputs of a trace (not 0 or 1, which
 # symbolic tracing would take for constants)
+# The sizes tried next, each axis its own symbol, when a function fails at the example size
+# (it needs one axis of a given size: the graph then has that size as a constant there).
+_OTHER_EXAMPLE_SIZES = tuple(range(3, 17))
 
 
 def spec_of(value, name=None):
@@ -51,9 +56,20 @@ def is_tensor_like(value):
     return isinstance(value, (torch.Tensor, np.ndarray, np.generic, TensorSpec))
 
 
-def _example(spec):
-    shape = () if spec.shape is None else tuple(_EXAMPLE_SIZE if d is None else d
-                                                for d in spec.shape)
+@contextlib.contextmanager
+def _quiet_fake_tensors():
+    """Within, torch does not log the traceback of an op that fails on fake tensors: a trace
+    that fails is tried another way, and the first failure is raised."""
+    logger = logging.getLogger('torch._subclasses.fake_tensor')
+    disabled, logger.disabled = logger.disabled, True
+    try:
+        yield
+    finally:
+        logger.disabled = disabled
+
+
+def _example(spec, size=_EXAMPLE_SIZE):
+    shape = () if spec.shape is None else tuple(size if d is None else d for d in spec.shape)
     return torch.ones(shape, dtype=spec.dtype.torch_dtype)
 
 
@@ -167,21 +183,24 @@ def trace(python_function, args, kwargs, candidates):
                      for leaf in structure.flatten(result) if isinstance(leaf, torch.Tensor))
 
     unknown_rank = any(spec.shape is None for spec in specs)
-    values = [v.detach().clone() for v in variable_list] + [_example(s) for s in specs]
-    traced, dynamic = None, True
-    for mode in ('symbolic', 'real'):
-        try:
-            traced = make_fx(functionalize(flat_function, remove='mutations_and_views'),
-                             tracing_mode=mode, _allow_non_fake_inputs=True)(*values)
-            break
-        except Exception as error:  # noqa: BLE001 (any failure: try the example sizes)
-            if mode == 'real':
-                raise ValueError('tf.function %s could not be traced for saving: %s: %s' % (
-                    getattr(python_function, '__name__', 'function'), type(error).__name__,
-                    str(error).split('\n')[0][:300])) from error
-            dynamic = False
-    return _finish(traced, variable_list, len(specs), arguments, result_template[0], dynamic,
-                   unknown_rank)
+    unknown_axes = any(spec.shape is not None and None in tuple(spec.shape) for spec in specs)
+    first_failure = None
+    for size in (_EXAMPLE_SIZE,) + (_OTHER_EXAMPLE_SIZES if unknown_axes else ()):
+        values = [v.detach().clone() for v in variable_list] + [_example(s, size)
+                                                                 for s in specs]
+        for mode in ('symbolic', 'real'):
+            try:
+                with torch.fx.experimental._config.patch(
+                        use_duck_shape=size == _EXAMPLE_SIZE), _quiet_fake_tensors():
+                    traced = make_fx(functionalize(flat_function, remove='mutations_and_views'),
+                                     tracing_mode=mode, _allow_non_fake_inputs=True)(*values)
+                return _finish(traced, variable_list, len(specs), arguments,
+                               result_template[0], mode == 'symbolic', unknown_rank)
+            except Exception as error:  # noqa: BLE001 (any failure: try the next way)
+                first_failure = first_failure or error
+    raise ValueError('tf.function %s could not be traced for saving: %s: %s' % (
+        getattr(python_function, '__name__', 'function'), type(first_failure).__name__,
+        str(first_failure).split('\n')[0][:300])) from first_failure
 
 
 def _output_spec(node, value, unknown_rank=False):
