@@ -560,6 +560,10 @@ IN_POLICY = {
 
 # What importing the tf.keras facade (`torchk.keras`) adds to or changes in BACKEND.
 FACADE = {
+    'keras.__getattr__': (
+        'torchk/keras/_facade.py:tf_keras_namespaces_on_keras.<locals>.__getattr__',
+        '(added)',
+    ),
     'keras.engine.network.Network.call': (
         'torchk/keras/engine/functional.py:call_with_structures.<locals>.call',
         IN_POLICY_CALL,

@@ -527,6 +527,11 @@ OVERRIDES = (
             'torchk.keras.engine.tracking:layers_as_modules', REGISTER,
             "tf.keras' layers are tf.Modules (submodules, name scopes, _flatten)",
             'tests/tf/test_module.py::test_keras_layers_are_modules'),
+    _facade(('keras:__getattr__',), 'torchk.keras._facade:tf_keras_namespaces_on_keras',
+            REGISTER,
+            "TF 2.13-2.15's `import keras` was tf.keras: `keras.saving`, `keras.mixed_precision` "
+            'and `keras.experimental` of the facade (Keras 2.3.1 has none of them)',
+            'tests/keras_facade/test_namespaces.py::test_keras_gets_tf_keras_only_namespaces'),
 )
 
 _MISSING = object()

@@ -32,3 +32,15 @@ def test_star_imports_and_torchk_layers():
     assert preprocessing.Rescaling is keras.layers.Rescaling
     with pytest.raises(AttributeError, match='NoSuchLayer'):
         keras.layers.NoSuchLayer
+
+
+def test_keras_gets_tf_keras_only_namespaces():
+    """TF's "Introduction to modules" guide (TF 2.15: `import keras` is tf.keras) decorates
+    its model with `keras.saving.register_keras_serializable()`."""
+    import importlib
+    import keras as keras_package
+    for name in ('saving', 'mixed_precision', 'experimental'):
+        assert getattr(keras_package, name) is importlib.import_module('torchk.keras.' + name)
+    assert keras_package.layers.Dense is keras.layers.Dense  # its own names are unchanged
+    with pytest.raises(AttributeError, match="has no attribute 'estimator'"):
+        keras_package.estimator

@@ -123,3 +123,35 @@ def test_tf_keras_optimizer_arguments_save_and_load_back(tmp_path, optimizer, fi
     model.train_on_batch(X, target)
     loaded.train_on_batch(X, target)
     np.testing.assert_allclose(loaded.predict(X), model.predict(X), rtol=1e-6, atol=1e-7)
+
+
+@keras.utils.register_keras_serializable('torchk_test')
+class _TwoDense(keras.Model):
+    """TF's "Introduction to modules" guide's model: no get_config of its own."""
+
+    def __init__(self, units=3, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.units = units
+        self.first = keras.layers.Dense(units)
+        self.second = keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.second(self.first(x))
+
+
+def test_a_subclassed_model_of_basic_arguments_saves_and_loads_by_them(tmp_path):
+    model = _TwoDense(units=4, name='the_model')
+    x = np.array([[2.0, 2.0, 2.0]], 'float32')
+    expected = model(x).numpy()
+    assert model.get_config() == {'units': 4, 'name': 'the_model', 'trainable': True,
+                                  'dtype': 'float32'}
+    model.save(str(tmp_path / 'model.keras'))
+    loaded = keras.models.load_model(str(tmp_path / 'model.keras'))
+    assert type(loaded) is _TwoDense and loaded.units == 4 and loaded.name == 'the_model'
+    np.testing.assert_allclose(loaded(x).numpy(), expected, rtol=1e-6)
+
+
+def test_a_subclassed_model_of_other_arguments_still_needs_a_config():
+    model = _TwoDense(units=np.int64(3))
+    with pytest.raises(NotImplementedError):
+        model.get_config()

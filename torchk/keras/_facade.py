@@ -57,3 +57,19 @@ def reexport(namespace, keras_module, exclude=()):
     namespace['__getattr__'] = __getattr__
     namespace['__all__'] = sorted(own | public(dir(keras_module) if keras_module else ()))
     namespace['__dir__'] = lambda: namespace['__all__']
+
+
+# tf.keras 2.15's top-level namespaces that Keras 2.3.1's `keras` package lacks.
+TF_KERAS_ONLY_NAMESPACES = ('experimental', 'mixed_precision', 'saving')
+
+
+def tf_keras_namespaces_on_keras(keras_module):
+    """Gives Keras 2.3.1's `keras` package the namespaces only tf.keras 2.15 has at its top
+    (`keras.saving.register_keras_serializable`, as `import keras` of TF 2.13-2.15 scripts
+    reads them), served by the facade; its own names are unchanged."""
+    def __getattr__(name):
+        if name in TF_KERAS_ONLY_NAMESPACES:
+            import importlib
+            return importlib.import_module('torchk.keras.' + name)
+        raise AttributeError("module 'keras' has no attribute %r" % name)
+    keras_module.__getattr__ = __getattr__

@@ -189,7 +189,7 @@ def _layer_config(layer):
 def _translate_layer_config(config, layer):
     from keras.engine.network import Network
     config = dict(config)
-    if isinstance(layer, Network):
+    if isinstance(layer, Network) and layer._is_graph_network:
         layers = {sub.name: sub for sub in layer._layers}  # a Sequential's InputLayer too
         translated = []
         for entry in config['layers']:

@@ -67,7 +67,7 @@ def load(path, custom_objects=None, compile=True):
         raise ModelFileError(path, 'not a SavedModel directory: it has no saved_model.pb')
     keras_nodes, source = _keras_nodes(path)
     root = keras_nodes.get(0)
-    if root is None or 'model_config' not in root:
+    if root is None or 'model_config' not in root or _is_subclassed_config(root['model_config']):
         raise ModelFileError(source, 'the SavedModel holds no Keras model configuration: a '
                              'subclassed model or a TensorFlow module, whose architecture is '
                              'Python code that the file does not hold')
@@ -91,6 +91,13 @@ def load(path, custom_objects=None, compile=True):
         if names:
             restore_optimizer_state(model, names, values)
     return model
+
+
+def _is_subclassed_config(config):
+    """Whether a model configuration is a subclassed model's (its init arguments, as tf.keras
+    generates it: no layers)."""
+    return isinstance(config, dict) and isinstance(config.get('config'), dict) and (
+        'layers' not in config['config'])
 
 
 def _keras_nodes(path):

@@ -18,6 +18,7 @@ the arguments and of the result.
 """
 import contextlib
 import logging
+import re
 import sys
 
 import numpy as np
@@ -35,8 +36,9 @@ from .dtypes import as_dtype
 
 _EXAMPLE_SIZE = 2  # an unknown axis in the example inputs of a trace (not 0 or 1, which
 # symbolic tracing would take for constants)
-# The sizes tried next, each axis its own symbol, when a function fails at the example size
-# (it needs one axis of a given size: the graph then has that size as a constant there).
+# The small sizes tried, each axis its own symbol, when a function fails at the example size
+# (it needs an axis of a given size: the graph then has that size as a constant there), after
+# the sizes the failure names and those of the variables the function may read.
 _OTHER_EXAMPLE_SIZES = tuple(range(3, 17))
 
 
@@ -144,6 +146,15 @@ class Traced(object):
         self.dynamic = dynamic
 
 
+def _sizes_to_try(failure, variable_list):
+    """The example sizes to try after `failure` at the example size: the numbers its message
+    names, the sizes of the variables' axes, then `_OTHER_EXAMPLE_SIZES` (each once, above
+    the example size)."""
+    named = [int(n) for n in re.findall(r'\b\d+\b', str(failure).split('\n')[0])]
+    sizes = named + [d for v in variable_list for d in v.shape] + list(_OTHER_EXAMPLE_SIZES)
+    return [s for i, s in enumerate(sizes) if s > _EXAMPLE_SIZE and s not in sizes[:i]]
+
+
 def trace(python_function, args, kwargs, candidates):
     """Traces `python_function(*args, **kwargs)`.
 
@@ -184,8 +195,9 @@ def trace(python_function, args, kwargs, candidates):
 
     unknown_rank = any(spec.shape is None for spec in specs)
     unknown_axes = any(spec.shape is not None and None in tuple(spec.shape) for spec in specs)
-    first_failure = None
-    for size in (_EXAMPLE_SIZE,) + (_OTHER_EXAMPLE_SIZES if unknown_axes else ()):
+    first_failure, size_list = None, [_EXAMPLE_SIZE]
+    while size_list:
+        size = size_list.pop(0)
         values = [v.detach().clone() for v in variable_list] + [_example(s, size)
                                                                  for s in specs]
         for mode in ('symbolic', 'real'):
@@ -197,6 +209,8 @@ def trace(python_function, args, kwargs, candidates):
                 return _finish(traced, variable_list, len(specs), arguments,
                                result_template[0], mode == 'symbolic', unknown_rank)
             except Exception as error:  # noqa: BLE001 (any failure: try the next way)
+                if first_failure is None and unknown_axes:
+                    size_list = _sizes_to_try(error, variable_list)
                 first_failure = first_failure or error
     raise ValueError('tf.function %s could not be traced for saving: %s: %s' % (
         getattr(python_function, '__name__', 'function'), type(first_failure).__name__,

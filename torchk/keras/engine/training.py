@@ -20,6 +20,7 @@ tracker first), `self.optimizer.apply_gradients` / `minimize`.
 """
 import contextlib
 import functools
+import inspect
 import itertools
 import os
 
@@ -123,6 +124,11 @@ class Model(keras.Model):
     eager calls, `compiled_loss`, `compiled_metrics` and datasets (see the module docstring).
     """
 
+    def __new__(cls, *args, **kwargs):
+        model = super(Model, cls).__new__(cls)
+        object.__setattr__(model, '_torchk_init_config', _init_config(cls, args, kwargs))
+        return model
+
     def __init__(self, *args, **kwargs):
         # A model made in a strategy's scope is trained by that strategy (tf.keras' rule).
         self._distribution_strategy = (distribute.get_strategy() if distribute.has_strategy()
@@ -131,6 +137,31 @@ class Model(keras.Model):
         super(Model, self).__init__(*args, **kwargs)
         if structures is not None:
             functional.set_structures(self, *structures)
+
+    def get_config(self):
+        """Keras 2.3.1's; for a subclassed model without a `get_config` of its own, made with
+        arguments of basic types only (strings, numbers, booleans, None, nested in lists and
+        dicts), those arguments, as tf.keras generates it."""
+        auto = self.__dict__.get('_torchk_init_config')
+        if self._is_graph_network or type(self).get_config is not Model.get_config or (
+                auto is None):
+            return super(Model, self).get_config()
+        config = {'name': self.name, 'trainable': self.trainable, 'dtype': self.dtype}
+        base_keys = set(config)
+        config.update(auto)
+        if inspect.getfullargspec(type(self).__init__).varkw is None:
+            parameters = inspect.getfullargspec(type(self).__init__).args[1:]
+            for key in base_keys - set(parameters):
+                config.pop(key)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """Keras 2.3.1's for a functional model's config; a subclassed model's (no `layers`)
+        is its class called with it, as tf.keras does."""
+        if 'layers' not in config:
+            return cls(**config)
+        return super(Model, cls).from_config(config, custom_objects)
 
     def _eager_steps(self):
         """Whether `fit`, `evaluate` and `predict` run tf.keras' step loop: for overridden
@@ -684,6 +715,21 @@ def _is_tf_checkpoint(filepath):
         return False
     return os.path.isfile(path + '.index') or os.path.isdir(path) or not path.lower().endswith(
         _HDF5_SUFFIXES)
+
+
+_CONFIG_TYPES = (str, int, float, bool, type(None))
+
+
+def _init_config(cls, args, kwargs):
+    """The arguments of `cls(*args, **kwargs)` by name, if all are of basic types (nested in
+    lists, tuples and dicts), else None: tf.keras' generated config of a subclassed model."""
+    names = inspect.getfullargspec(cls.__init__).args[1:]
+    if len(args) > len(names):
+        return None
+    config = dict(zip(names, args), **kwargs)
+    if not all(isinstance(leaf, _CONFIG_TYPES) for leaf in structure.flatten(config)):
+        return None
+    return config
 
 
 def _unshared_metrics(metrics):
