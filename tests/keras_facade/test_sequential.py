@@ -81,3 +81,28 @@ def test_a_model_without_input_is_built_by_its_first_call():
     kernel1, bias1, kernel2, bias2 = tower.get_weights()
     np.testing.assert_allclose(model.predict(x), (x @ kernel1 + bias1) @ kernel2 + bias2,
                                rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('data', ['text', 'integers'])
+def test_a_model_built_from_data_of_text_or_integers_takes_their_dtype(data):
+    """TF's text classification tutorial evaluates `Sequential([vectorize_layer, model,
+    Activation('sigmoid')])` on raw strings, compiled with one metric object (not a list)."""
+    labels = np.array([1., 0., 1., 0.], 'float32')
+    if data == 'text':
+        x = np.array(['a good film', 'a bad film', 'good good', 'bad'])
+        vectorize = keras.layers.TextVectorization(max_tokens=6, output_sequence_length=3)
+        vectorize.adapt(x)
+        layers = [vectorize, keras.layers.Embedding(6, 2),
+                  keras.layers.GlobalAveragePooling1D()]
+    else:
+        x = np.array([[1, 2, 3], [1, 4, 3], [2, 2, 0], [4, 0, 0]])
+        layers = [keras.layers.CategoryEncoding(num_tokens=6, output_mode='multi_hot')]
+    model = keras.Sequential(layers + [keras.layers.Dense(1, activation='sigmoid')])
+    model.compile(loss='binary_crossentropy', optimizer='adam',
+                  metrics=keras.metrics.BinaryAccuracy(threshold=0.5))
+    loss, accuracy = model.evaluate(x, labels, verbose=0)
+    predicted = model.predict(x, verbose=0)[:, 0]
+    assert model.inputs[0].dtype == ('string' if data == 'text' else 'int64')
+    assert accuracy == pytest.approx(np.mean((predicted > .5) == labels))
+    expected_loss = -np.mean(labels * np.log(predicted) + (1 - labels) * np.log(1 - predicted))
+    assert loss == pytest.approx(expected_loss, rel=1e-5)

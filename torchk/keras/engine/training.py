@@ -159,7 +159,7 @@ class Model(keras.Model):
     def from_config(cls, config, custom_objects=None):
         """Keras 2.3.1's for a functional model's config; a subclassed model's (no `layers`)
         is its class called with it, as tf.keras does."""
-        if 'layers' not in config:
+        if isinstance(config, dict) and 'layers' not in config:
             return cls(**config)
         return super(Model, cls).from_config(config, custom_objects)
 
@@ -180,6 +180,7 @@ class Model(keras.Model):
         and `jit_compile` are accepted and have no effect)."""
         self._torchk_run_eagerly = bool(run_eagerly)
         self._torchk_steps = {}
+        metrics, weighted_metrics = _listed(metrics), _listed(weighted_metrics)
         optimizer = tf_optimizers.get(optimizer) if optimizer is not None else None
         output_names = functools.partial(getattr, self, 'output_names', None)  # known later
         self.compiled_loss = LossesContainer(loss, loss_weights, output_names)
@@ -247,7 +248,7 @@ class Model(keras.Model):
             args = (targets(args[0]),) + args[1:]
         elif 'y' in kwargs:
             kwargs['y'] = targets(kwargs['y'])
-        if not self.inputs and isinstance(x, np.ndarray) and x.ndim == 1:
+        if not self.built and not self.inputs and isinstance(x, np.ndarray) and x.ndim == 1:
             self._set_inputs(x)  # as Keras' own check would, first: its rank is checked next
         with _rank_one_checked_as_columns(self):
             standardized = super(Model, self)._standardize_user_data(x, *args, **kwargs)
@@ -715,6 +716,14 @@ def _is_tf_checkpoint(filepath):
         return False
     return os.path.isfile(path + '.index') or os.path.isdir(path) or not path.lower().endswith(
         _HDF5_SUFFIXES)
+
+
+def _listed(metrics):
+    """`compile`'s metrics as a list (or dict) where one metric is given alone, as tf.keras
+    takes it (`metrics=tf.metrics.BinaryAccuracy()`, TF's text classification tutorial)."""
+    if metrics is None or isinstance(metrics, (list, tuple, dict)):
+        return metrics
+    return [metrics]
 
 
 _CONFIG_TYPES = (str, int, float, bool, type(None))
