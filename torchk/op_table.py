@@ -19,6 +19,7 @@ import torch
 from . import config
 from . import core as K
 from . import graph, image_ops, math_ops
+from . import index_ops, linalg_ops
 from . import tf_dtypes as dtypes
 
 def _constant_like(value, reference):
@@ -623,6 +624,21 @@ OPS.update({
     'nn.conv2d': _conv2d,
     'compat.v1.nn.conv2d': _compat_v1_conv2d,
     'range': _range,
+})
+OPS.update({
+    'slice': index_ops.slice_tensor,
+    'gather_nd': index_ops.gather_nd,
+    'scatter_nd': index_ops.scatter_nd,
+    'tensor_scatter_nd_update': index_ops.tensor_scatter_nd_update,
+    'tensor_scatter_nd_add': index_ops.tensor_scatter_nd_add,
+    'tensor_scatter_nd_sub': index_ops.tensor_scatter_nd_sub,
+    'tensor_scatter_nd_min': index_ops.tensor_scatter_nd_min,
+    'tensor_scatter_nd_max': index_ops.tensor_scatter_nd_max,
+    'meshgrid': index_ops.meshgrid,
+    'linalg.svd': linalg_ops.svd,
+    'linalg.diag': linalg_ops.diag,
+    'linalg.solve': linalg_ops.solve,
+    'image.adjust_contrast': image_ops.adjust_contrast,
 })
 
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).

@@ -31,6 +31,7 @@ INTS = RNG.randint(-5, 5, (4, 5)).astype('int32')
 MASK = X[:, 0] > 0
 IMAGES = RNG.uniform(0, 1, (2, 4, 5, 3)).astype('float32')
 PIXELS = RNG.randint(0, 256, (2, 3, 3)).astype('uint8')
+SQUARE = (RNG.uniform(-1, 1, (2, 4, 4)) + 4 * np.eye(4)).astype('float32')
 
 # id: (function of the tf module returning the op to compare, inputs, also through K.function)
 CASES = {
@@ -148,6 +149,48 @@ CASES = {
                                [IMAGES], False),
     'per_image_standardization': (lambda tf: tf.image.per_image_standardization, [IMAGES],
                                   False),
+    'slice': (lambda tf: lambda x: tf.slice(x, [1, 2], [2, -1]), [X], True),
+    'slice_3d': (lambda tf: lambda x: tf.slice(x, begin=[1, 0, 3], size=[1, 2, 2]), [B3],
+                 False),
+    'gather_nd': (lambda tf: lambda x: tf.gather_nd(x, [[0, 1], [3, 4], [0, 1]]), [X], True),
+    'gather_nd_slices': (lambda tf: lambda x: tf.gather_nd(x, [[[1], [0]], [[1], [1]]]), [B3],
+                         False),
+    'gather_nd_ints': (lambda tf: lambda x: tf.gather_nd(x, [[1, 2, 0], [0, 3, 4]]),
+                       [INTS.reshape(2, 2, 5)], False),
+    'scatter_nd': (lambda tf: lambda u: tf.scatter_nd([[1], [3], [1]], u, [5, 5]),
+                   [Y[:3].copy()], False),
+    'scatter_nd_ints': (lambda tf: lambda: tf.scatter_nd(tf.constant([[0, 2], [1, 1]]),
+                                                         tf.constant([4, 9]),
+                                                         tf.constant([2, 3])), [], False),
+    'tensor_scatter_nd_update': (lambda tf: lambda x: tf.tensor_scatter_nd_update(
+        x, [[0, 1], [2, 3]], [1., -2.]), [X], True),
+    'tensor_scatter_nd_add': (lambda tf: lambda x: tf.tensor_scatter_nd_add(
+        x, [[0, 1], [2, 3], [0, 1]], [1., -2., 3.]), [X], False),
+    'tensor_scatter_nd_sub_rows': (lambda tf: lambda x, u: tf.tensor_scatter_nd_sub(
+        x, [[3], [1]], u), [X, Y[:2].copy()], False),
+    'tensor_scatter_nd_min': (lambda tf: lambda x: tf.tensor_scatter_nd_min(
+        x, [[0, 2], [1, 1], [2, 0]], [-6, -5, -4]), [INTS[:3, :3].copy()], False),
+    'tensor_scatter_nd_max': (lambda tf: lambda x: tf.tensor_scatter_nd_max(
+        x, [[0, 2], [1, 1], [2, 0]], [6, 5, 4]), [INTS[:3, :3].copy()], False),
+    'meshgrid': (lambda tf: lambda x, y: tf.meshgrid(x, y), [X[0], Y[:, 1].copy()], False),
+    'meshgrid_ij': (lambda tf: lambda x, y: tf.meshgrid(x, y, indexing='ij'),
+                    [X[0], Y[:, 1].copy()], False),
+    'svd_values': (lambda tf: lambda x: tf.linalg.svd(x, compute_uv=False), [B3], False),
+    'svd_reconstructs': (lambda tf: lambda x: (lambda s, u, v: tf.matmul(
+        u * s[..., None, :], v, adjoint_b=True))(*tf.linalg.svd(x)), [B3], False),
+    'svd_vectors_up_to_sign': (lambda tf: lambda x: [tf.abs(t) for t in tf.linalg.svd(x)],
+                               [X], False),
+    'svd_full_matrices_shapes': (lambda tf: lambda x: [tf.shape(t) for t in tf.linalg.svd(
+        x, full_matrices=True)], [B3], False),
+    'linalg_diag': (lambda tf: tf.linalg.diag, [X], True),
+    'linalg_diag_k': (lambda tf: lambda x: tf.linalg.diag(x, k=-1), [X[0]], False),
+    'linalg_solve': (lambda tf: tf.linalg.solve, [SQUARE, B3[:, :, :3].copy()], False),
+    'linalg_solve_adjoint': (lambda tf: lambda a, b: tf.linalg.solve(a, b, adjoint=True),
+                             [SQUARE, B3[:, :, :3].copy()], False),
+    'adjust_contrast': (lambda tf: lambda x: tf.image.adjust_contrast(x, 1.7), [IMAGES],
+                        False),
+    'adjust_contrast_uint8': (lambda tf: lambda p: tf.image.adjust_contrast(p, 0.4),
+                              [PIXELS], False),
 }
 
 
@@ -200,3 +243,13 @@ def test_tape_jacobians_match_tensorflow(method):
     expected, got = jacobian(tensorflow), jacobian(torchk.tf)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_adjust_contrast_has_no_gradient_as_in_tensorflow():
+    """TF defines no gradient for tf.image.adjust_contrast: a tape raises LookupError."""
+    for tf in (tensorflow, torchk.tf):
+        image, factor = tf.Variable(IMAGES[0]), tf.Variable(0.1)
+        with tf.GradientTape() as tape:
+            adjusted = tf.image.adjust_contrast(image, factor)
+        with pytest.raises(LookupError):
+            tape.gradient(adjusted, [image, factor])
