@@ -253,3 +253,61 @@ def test_adjust_contrast_has_no_gradient_as_in_tensorflow():
             adjusted = tf.image.adjust_contrast(image, factor)
         with pytest.raises(LookupError):
             tape.gradient(adjusted, [image, factor])
+
+
+def _custom_gradient_scenarios(tf):
+    """Gradients through `tf.custom_gradient` functions: an override of the upstream
+    gradient, a stable gradient whose own gradient is taken (nested tapes), a function of
+    two arguments with two results, and one reading a variable (`variables=`)."""
+    @tf.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return tf.clip_by_norm(dy, 0.5)
+        return y, backward
+
+    @tf.custom_gradient
+    def log1pexp(x):
+        e = tf.exp(x)
+
+        def grad(upstream):
+            return upstream * (1 - 1 / (1 + e))
+        return tf.math.log(1 + e), grad
+
+    @tf.custom_gradient
+    def pair(a, b):
+        def grad(d_sum, d_product):
+            return d_sum + d_product * b * 2., d_sum - d_product * a
+        return (a + b, a * b), grad
+
+    w = tf.Variable(W[:, 0])
+
+    @tf.custom_gradient
+    def weighted(x):
+        def grad(dy, variables=None):
+            return dy * w * 3., [tf.reduce_sum(dy * x, axis=0) * 10.]
+        return x * w, grad
+
+    v = tf.Variable(2.0)
+    x = tf.constant(X[:, :4] * 10.)
+    a, b = tf.constant(X[0]), tf.constant(Y[0])
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([x, a, b])
+            clipped = clip_gradients(v * v)
+            stable = tf.reduce_sum(log1pexp(x) ** 2)
+            total, product = pair(a, b)
+            paired = tf.reduce_sum(total * 3. + product)
+            weights = tf.reduce_sum(weighted(tf.constant(X)) ** 2)
+        first = tape.gradient(stable, x)
+    results = [tape.gradient(clipped, v), first, outer.gradient(first, x),
+               *tape.gradient(paired, [a, b]), *tape.gradient(weights, [w])]
+    return [r.numpy() for r in results]
+
+
+def test_custom_gradient_matches_tensorflow():
+    expected = _custom_gradient_scenarios(tensorflow)
+    got = _custom_gradient_scenarios(torchk.tf)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
