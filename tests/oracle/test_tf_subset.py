@@ -311,3 +311,32 @@ def test_custom_gradient_matches_tensorflow():
     assert len(got) == len(expected)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def _reset_scenarios(tf):
+    """Gradients of tapes reset while recording (TF's advanced autodiff guide): what was
+    computed before `reset` is a constant to the tape."""
+    x, y = tf.Variable(2.0), tf.Variable(3.0)
+    c = tf.constant(X[0])
+    results = []
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(c)
+        before = x * y + tf.reduce_sum(c * c)
+        tape.reset()
+        tape.watch(c)
+        after = before * x + y * y + tf.reduce_sum(c * before)
+    results += tape.gradient(after, [x, y, c, before])
+    with tf.GradientTape() as tape:
+        only_before = y * y
+        tape.reset()
+        total = x * x + only_before
+    results += tape.gradient(total, [x, y])
+    return [None if r is None else r.numpy() for r in results]
+
+
+def test_tape_reset_matches_tensorflow():
+    expected, got = _reset_scenarios(tensorflow), _reset_scenarios(torchk.tf)
+    assert [g is None for g in got] == [e is None for e in expected]
+    for g, e in zip(got, expected):
+        if e is not None:
+            np.testing.assert_allclose(g, e, rtol=1e-5)
