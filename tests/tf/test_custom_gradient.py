@@ -98,3 +98,18 @@ def test_saving_refuses_a_custom_gradient_unless_asked_for_the_forward_only(tmp_
         out = loaded.call(v * v)
     assert float(out.detach()) == 4.0
     assert float(tape.gradient(out, v)) == 4.0  # d(v * v)/dv: the forward's own gradient
+
+
+def test_a_gradient_taking_variables_is_called_without_them_when_none_is_read():
+    # TF passes `variables` only when the function read some: the plain gradients then.
+    @tf.custom_gradient
+    def double(x):
+        def grad(dy, variables=None):
+            assert variables is None
+            return dy * 2.0
+        return x * 2.0, grad
+    x = tf.constant(1.5)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = double(x)
+    assert float(tape.gradient(y, x)) == 2.0

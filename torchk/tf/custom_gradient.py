@@ -99,7 +99,7 @@ def _call(f, *args, **kwargs):
                         % ', '.join(getattr(v, 'name', '?') for v in read))
     joined = _CustomGradient.apply(
         _Backward(grad_fn, len(flat_args), [isinstance(a, torch.Tensor) for a in flat_args],
-                  read if _takes_variables(grad_fn) else None, tensors),
+                  read or None, len(tensors)),
         len(tensors), *[y.detach() for y in tensors], *inputs, *read)
     joined = iter(joined)
     return structure.pack_as(result, [next(joined) if isinstance(y, torch.Tensor) else y
@@ -151,12 +151,12 @@ class _Backward:
     gradient per flattened argument (None where the argument is no tensor), then one per
     variable read."""
 
-    def __init__(self, grad_fn, argument_count, is_tensor, read, outputs):
+    def __init__(self, grad_fn, argument_count, is_tensor, read, output_count):
         self.grad_fn = grad_fn
         self.argument_count = argument_count
         self.is_tensor = is_tensor
         self.read = read
-        self.outputs = outputs
+        self.output_count = output_count
 
     def __call__(self, upstream):
         if self.read is not None:
@@ -194,7 +194,7 @@ class _CustomGradient(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *upstream):
         gradients = ctx.backward(list(upstream))
-        result = [None, None] + [None] * len(ctx.backward.outputs)
+        result = [None, None] + [None] * ctx.backward.output_count
         for (dtype, device), gradient in zip(ctx.targets, gradients):
             if gradient is not None:
                 gradient = torch.as_tensor(gradient, dtype=dtype, device=device)
