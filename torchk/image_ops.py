@@ -256,3 +256,53 @@ def smart_resize(images, height, width, interpolation, layer_name):
     left = int(np.float32(in_width - crop_width) / 2)
     cropped = crop(images, top, left, crop_height, crop_width)
     return resize(cropped, height, width, interpolation)
+
+
+class _NoGradient(torch.autograd.Function):
+    """Applies a function of tensors whose gradient TF does not define: differentiating
+    through it raises TF's `LookupError`, as `tf.GradientTape` does for such an op."""
+
+    @staticmethod
+    def forward(ctx, function, tf_name, *tensors):
+        ctx.tf_name = tf_name
+        return function(*tensors)
+
+    @staticmethod
+    def backward(ctx, *upstream):
+        raise LookupError('%s has no gradient: TensorFlow\'s gradient registry has no entry '
+                          'for it, so torchk defines none either.' % ctx.tf_name)
+
+
+def _contrast(images, contrast_factor):
+    mean = images.mean(dim=(-3, -2), keepdim=True)
+    return (images - mean) * contrast_factor + mean
+
+
+@op
+def adjust_contrast(images, contrast_factor):
+    """`tf.image.adjust_contrast`: each channel of each image moved away from (factor > 1)
+    or toward (factor < 1) its mean over the image, `(x - mean) * contrast_factor + mean`.
+
+    As in TF, integer images are computed as floats in [0, 1] and converted back with
+    saturation, and the op has no gradient (differentiating through it raises LookupError).
+
+    # Arguments
+        images: a tensor of shape `(..., height, width, channels)`.
+        contrast_factor: a float, or a scalar tensor.
+
+    # Returns
+        A tensor of `images`' shape and dtype.
+    """
+    factor = torch.as_tensor(contrast_factor, dtype=torch.float32, device=images.device)
+    if images.dtype in (torch.float16, torch.float32):
+        return _NoGradient.apply(_contrast, 'tf.image.adjust_contrast', images,
+                                 factor.to(images.dtype))
+    if images.is_floating_point():
+        adjusted = _NoGradient.apply(_contrast, 'tf.image.adjust_contrast',
+                                     images.to(torch.float32), factor)
+        return adjusted.to(images.dtype)
+    top = torch.iinfo(images.dtype).max
+    adjusted = _NoGradient.apply(_contrast, 'tf.image.adjust_contrast',
+                                 images.to(torch.float32) / top, factor)
+    scaled = adjusted * (top + 0.5)
+    return scaled.clamp(torch.iinfo(images.dtype).min, top).to(images.dtype)

@@ -19,6 +19,7 @@ import torch
 from . import config
 from . import core as K
 from . import graph, image_ops, math_ops
+from . import index_ops, linalg_ops
 from . import tf_dtypes as dtypes
 
 def _constant_like(value, reference):
@@ -624,6 +625,21 @@ OPS.update({
     'compat.v1.nn.conv2d': _compat_v1_conv2d,
     'range': _range,
 })
+OPS.update({
+    'slice': index_ops.slice_tensor,
+    'gather_nd': index_ops.gather_nd,
+    'scatter_nd': index_ops.scatter_nd,
+    'tensor_scatter_nd_update': index_ops.tensor_scatter_nd_update,
+    'tensor_scatter_nd_add': index_ops.tensor_scatter_nd_add,
+    'tensor_scatter_nd_sub': index_ops.tensor_scatter_nd_sub,
+    'tensor_scatter_nd_min': index_ops.tensor_scatter_nd_min,
+    'tensor_scatter_nd_max': index_ops.tensor_scatter_nd_max,
+    'meshgrid': index_ops.meshgrid,
+    'linalg.svd': linalg_ops.svd,
+    'linalg.diag': linalg_ops.diag,
+    'linalg.solve': linalg_ops.solve,
+    'image.adjust_contrast': image_ops.adjust_contrast,
+})
 
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
 ALIASES = {
@@ -695,6 +711,9 @@ _NOT_RECORDABLE_REASONS = {
     'map_fn, which is no op layer': ('map_fn',),
     'an XLA op of TF\'s internals (`tensorflow.compiler`), computed at once only': (
         'compiler.tf2xla.python.xla.dynamic_update_slice',),
+    'a decorator giving a Python function its own gradient (a torch autograd Function); '
+    'on Keras symbols it records the decorated function, not a table op': (
+        'custom_gradient',),
 }
 # The names `torchk.tf` provides that are no op of this table, with why (`'config.*'`: every
 # name of a namespace). tests/tf/test_op_table.py checks that every other name is an op.

@@ -31,6 +31,7 @@ INTS = RNG.randint(-5, 5, (4, 5)).astype('int32')
 MASK = X[:, 0] > 0
 IMAGES = RNG.uniform(0, 1, (2, 4, 5, 3)).astype('float32')
 PIXELS = RNG.randint(0, 256, (2, 3, 3)).astype('uint8')
+SQUARE = (RNG.uniform(-1, 1, (2, 4, 4)) + 4 * np.eye(4)).astype('float32')
 
 # id: (function of the tf module returning the op to compare, inputs, also through K.function)
 CASES = {
@@ -148,6 +149,48 @@ CASES = {
                                [IMAGES], False),
     'per_image_standardization': (lambda tf: tf.image.per_image_standardization, [IMAGES],
                                   False),
+    'slice': (lambda tf: lambda x: tf.slice(x, [1, 2], [2, -1]), [X], True),
+    'slice_3d': (lambda tf: lambda x: tf.slice(x, begin=[1, 0, 3], size=[1, 2, 2]), [B3],
+                 False),
+    'gather_nd': (lambda tf: lambda x: tf.gather_nd(x, [[0, 1], [3, 4], [0, 1]]), [X], True),
+    'gather_nd_slices': (lambda tf: lambda x: tf.gather_nd(x, [[[1], [0]], [[1], [1]]]), [B3],
+                         False),
+    'gather_nd_ints': (lambda tf: lambda x: tf.gather_nd(x, [[1, 2, 0], [0, 3, 4]]),
+                       [INTS.reshape(2, 2, 5)], False),
+    'scatter_nd': (lambda tf: lambda u: tf.scatter_nd([[1], [3], [1]], u, [5, 5]),
+                   [Y[:3].copy()], False),
+    'scatter_nd_ints': (lambda tf: lambda: tf.scatter_nd(tf.constant([[0, 2], [1, 1]]),
+                                                         tf.constant([4, 9]),
+                                                         tf.constant([2, 3])), [], False),
+    'tensor_scatter_nd_update': (lambda tf: lambda x: tf.tensor_scatter_nd_update(
+        x, [[0, 1], [2, 3]], [1., -2.]), [X], True),
+    'tensor_scatter_nd_add': (lambda tf: lambda x: tf.tensor_scatter_nd_add(
+        x, [[0, 1], [2, 3], [0, 1]], [1., -2., 3.]), [X], False),
+    'tensor_scatter_nd_sub_rows': (lambda tf: lambda x, u: tf.tensor_scatter_nd_sub(
+        x, [[3], [1]], u), [X, Y[:2].copy()], False),
+    'tensor_scatter_nd_min': (lambda tf: lambda x: tf.tensor_scatter_nd_min(
+        x, [[0, 2], [1, 1], [2, 0]], [-6, -5, -4]), [INTS[:3, :3].copy()], False),
+    'tensor_scatter_nd_max': (lambda tf: lambda x: tf.tensor_scatter_nd_max(
+        x, [[0, 2], [1, 1], [2, 0]], [6, 5, 4]), [INTS[:3, :3].copy()], False),
+    'meshgrid': (lambda tf: lambda x, y: tf.meshgrid(x, y), [X[0], Y[:, 1].copy()], False),
+    'meshgrid_ij': (lambda tf: lambda x, y: tf.meshgrid(x, y, indexing='ij'),
+                    [X[0], Y[:, 1].copy()], False),
+    'svd_values': (lambda tf: lambda x: tf.linalg.svd(x, compute_uv=False), [B3], False),
+    'svd_reconstructs': (lambda tf: lambda x: (lambda s, u, v: tf.matmul(
+        u * s[..., None, :], v, adjoint_b=True))(*tf.linalg.svd(x)), [B3], False),
+    'svd_vectors_up_to_sign': (lambda tf: lambda x: [tf.abs(t) for t in tf.linalg.svd(x)],
+                               [X], False),
+    'svd_full_matrices_shapes': (lambda tf: lambda x: [tf.shape(t) for t in tf.linalg.svd(
+        x, full_matrices=True)], [B3], False),
+    'linalg_diag': (lambda tf: tf.linalg.diag, [X], True),
+    'linalg_diag_k': (lambda tf: lambda x: tf.linalg.diag(x, k=-1), [X[0]], False),
+    'linalg_solve': (lambda tf: tf.linalg.solve, [SQUARE, B3[:, :, :3].copy()], False),
+    'linalg_solve_adjoint': (lambda tf: lambda a, b: tf.linalg.solve(a, b, adjoint=True),
+                             [SQUARE, B3[:, :, :3].copy()], False),
+    'adjust_contrast': (lambda tf: lambda x: tf.image.adjust_contrast(x, 1.7), [IMAGES],
+                        False),
+    'adjust_contrast_uint8': (lambda tf: lambda p: tf.image.adjust_contrast(p, 0.4),
+                              [PIXELS], False),
 }
 
 
@@ -200,3 +243,100 @@ def test_tape_jacobians_match_tensorflow(method):
     expected, got = jacobian(tensorflow), jacobian(torchk.tf)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_adjust_contrast_has_no_gradient_as_in_tensorflow():
+    """TF defines no gradient for tf.image.adjust_contrast: a tape raises LookupError."""
+    for tf in (tensorflow, torchk.tf):
+        image, factor = tf.Variable(IMAGES[0]), tf.Variable(0.1)
+        with tf.GradientTape() as tape:
+            adjusted = tf.image.adjust_contrast(image, factor)
+        with pytest.raises(LookupError):
+            tape.gradient(adjusted, [image, factor])
+
+
+def _custom_gradient_scenarios(tf):
+    """Gradients through `tf.custom_gradient` functions: an override of the upstream
+    gradient, a stable gradient whose own gradient is taken (nested tapes), a function of
+    two arguments with two results, and one reading a variable (`variables=`)."""
+    @tf.custom_gradient
+    def clip_gradients(y):
+        def backward(dy):
+            return tf.clip_by_norm(dy, 0.5)
+        return y, backward
+
+    @tf.custom_gradient
+    def log1pexp(x):
+        e = tf.exp(x)
+
+        def grad(upstream):
+            return upstream * (1 - 1 / (1 + e))
+        return tf.math.log(1 + e), grad
+
+    @tf.custom_gradient
+    def pair(a, b):
+        def grad(d_sum, d_product):
+            return d_sum + d_product * b * 2., d_sum - d_product * a
+        return (a + b, a * b), grad
+
+    w = tf.Variable(W[:, 0])
+
+    @tf.custom_gradient
+    def weighted(x):
+        def grad(dy, variables=None):
+            return dy * w * 3., [tf.reduce_sum(dy * x, axis=0) * 10.]
+        return x * w, grad
+
+    v = tf.Variable(2.0)
+    x = tf.constant(X[:, :4] * 10.)
+    a, b = tf.constant(X[0]), tf.constant(Y[0])
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([x, a, b])
+            clipped = clip_gradients(v * v)
+            stable = tf.reduce_sum(log1pexp(x) ** 2)
+            total, product = pair(a, b)
+            paired = tf.reduce_sum(total * 3. + product)
+            weights = tf.reduce_sum(weighted(tf.constant(X)) ** 2)
+        first = tape.gradient(stable, x)
+    results = [tape.gradient(clipped, v), first, outer.gradient(first, x),
+               *tape.gradient(paired, [a, b]), *tape.gradient(weights, [w])]
+    return [r.numpy() for r in results]
+
+
+def test_custom_gradient_matches_tensorflow():
+    expected = _custom_gradient_scenarios(tensorflow)
+    got = _custom_gradient_scenarios(torchk.tf)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def _reset_scenarios(tf):
+    """Gradients of tapes reset while recording (TF's advanced autodiff guide): what was
+    computed before `reset` is a constant to the tape."""
+    x, y = tf.Variable(2.0), tf.Variable(3.0)
+    c = tf.constant(X[0])
+    results = []
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(c)
+        before = x * y + tf.reduce_sum(c * c)
+        tape.reset()
+        tape.watch(c)
+        after = before * x + y * y + tf.reduce_sum(c * before)
+    results += tape.gradient(after, [x, y, c, before])
+    with tf.GradientTape() as tape:
+        only_before = y * y
+        tape.reset()
+        total = x * x + only_before
+    results += tape.gradient(total, [x, y])
+    return [None if r is None else r.numpy() for r in results]
+
+
+def test_tape_reset_matches_tensorflow():
+    expected, got = _reset_scenarios(tensorflow), _reset_scenarios(torchk.tf)
+    assert [g is None for g in got] == [e is None for e in expected]
+    for g, e in zip(got, expected):
+        if e is not None:
+            np.testing.assert_allclose(g, e, rtol=1e-5)

@@ -21,6 +21,7 @@ from . import (data, image, linalg, math, nn, profiler, random, saved_model, str
 from .checkpoint import train
 from .control_flow import map_fn
 from .creation import constant, eye, fill, linspace, ones, zeros
+from .custom_gradient import custom_gradient
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
                      float16, float32, float64, half, int8, int16, int32, int64, string, uint8)
@@ -65,7 +66,8 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
-    'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
+    'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler',
+    'custom_gradient'})
 
 
 def __getattr__(name):

@@ -220,6 +220,10 @@ How it differs from TensorFlow:
   forward pass) and differentiates gradients taken while a tape records (nested tapes);
   `jacobian` and `batch_jacobian` take one backward pass per element of the target (per
   example, for `batch_jacobian`). Watching an integer tensor warns and gives None, as in TF.
+- `tf.custom_gradient` is a torch autograd Function (variables read included, as in TF);
+  `tf.saved_model.save` refuses a function using one, since the torch graph it saves cannot
+  hold the gradient, unless `SaveOptions(experimental_custom_gradients=False)` asks for the
+  forward computation only.
 - `tf.function` records its Python once per input signature (tensors' shapes but the first
   axis, dtypes, other arguments' values) into one program, as TF traces a graph; Python that
   needs a tensor's value (an `if` on a tensor: TF's autograph converts it, torchk does not)

@@ -28,7 +28,7 @@ from ..saving import object_graph, protos, saved_functions
 from ..saving.errors import ModelFileError
 from ..saving.tensor_bundle import DTYPE_NUMBERS
 from .. import structure
-from . import function_capture, restored, trackable, tracing
+from . import custom_gradient, function_capture, restored, trackable, tracing
 from .data import TensorSpec
 from .namespaces import module_getattr
 
@@ -42,7 +42,8 @@ _SAVED_MODEL_FILE = 'saved_model.pb'
 
 
 class SaveOptions(object):
-    """TF's saving options (`tf.saved_model.SaveOptions`): accepted, unused."""
+    """TF's saving options (`tf.saved_model.SaveOptions`): accepted; `save` reads
+    `experimental_custom_gradients`, the others are unused."""
 
     def __init__(self, namespace_whitelist=None, save_debug_info=False, function_aliases=None,
                  experimental_io_device=None, experimental_variable_policy=None,
@@ -50,6 +51,7 @@ class SaveOptions(object):
                  experimental_skip_saver=False, experimental_sharding_callback=None,
                  extra_tags=None):
         self.function_aliases = function_aliases
+        self.experimental_custom_gradients = experimental_custom_gradients
 
 
 class LoadOptions(object):
@@ -257,13 +259,17 @@ def save(obj, export_dir, signatures=None, options=None):
             with an `input_signature`, or `{name: one of these}`; None: a Keras model's call,
             or the one `tf.function` of `obj` that has an `input_signature` and returns
             tensors.
-        options: `tf.saved_model.SaveOptions`, unused.
+        options: `tf.saved_model.SaveOptions`: only `experimental_custom_gradients` is read
+            (False: a function with a `tf.custom_gradient` is saved as its forward
+            computation; True, TF's default: torchk refuses to save it).
 
     # Raises
         ValueError: for a signature of another kind, or a function that cannot be traced or
             reads a variable outside the object graph.
     """
-    _save(obj, export_dir, signatures)
+    keep = getattr(options, 'experimental_custom_gradients', True)
+    with custom_gradient.saving_custom_gradients(keep):
+        _save(obj, export_dir, signatures)
 
 
 def _save(obj, export_dir, signatures=None, exclude=(), keras_metadata=None,

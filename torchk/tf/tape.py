@@ -65,6 +65,7 @@ class GradientTape:
         self._watched = []
         self._used = False
         self._grad_mode = None
+        self._reset_at = None
 
     def __enter__(self):
         self._grad_mode = torch.is_grad_enabled()
@@ -115,9 +116,12 @@ class GradientTape:
             yield
 
     def reset(self):
-        """Forgets the watched tensors; the tape may compute gradients again."""
+        """Forgets what the tape recorded so far, as a new tape would: gradients do not flow
+        through the operations computed before (their results are constants), and the tape
+        may compute gradients again."""
         self._watched = []
         self._used = False
+        self._reset_at = _next_node_number()
 
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients='none'):
@@ -189,14 +193,23 @@ class GradientTape:
                  if isinstance(t, torch.Tensor) and t.requires_grad]
         wanted = [i for i, s in enumerate(flat_sources) if self._differentiable(s)]
         grads = [None] * len(flat_sources)
+        forgotten = []
+        if pairs and wanted and self._reset_at is not None:
+            reached, forgotten = _reached_since([t.grad_fn for t, _ in pairs], self._reset_at)
+            wanted = [i for i in wanted if _node_of(flat_sources[i], reached)]
         if pairs and wanted:
             outputs = [t for t, _ in pairs]
             seeds = [torch.ones_like(t) if g is None else torch.as_tensor(g, dtype=t.dtype,
                                                                           device=t.device)
                      for t, g in pairs]
-            computed = torch.autograd.grad(
-                outputs, [flat_sources[i] for i in wanted], grad_outputs=seeds,
-                retain_graph=True, create_graph=bool(_RECORDING), allow_unused=True)
+            handles = [node.register_prehook(_no_gradient) for node in forgotten]
+            try:
+                computed = torch.autograd.grad(
+                    outputs, [flat_sources[i] for i in wanted], grad_outputs=seeds,
+                    retain_graph=True, create_graph=bool(_RECORDING), allow_unused=True)
+            finally:
+                for handle in handles:
+                    handle.remove()
             for i, g in zip(wanted, computed):
                 grads[i] = g
         if unconnected == 'zero':
@@ -289,6 +302,42 @@ class GradientTape:
         if self._watch_accessed_variables:
             return True
         return any(source is w for w in self._watched)
+
+
+def _next_node_number():
+    """The sequence number autograd gives the next node it creates (numbers increase)."""
+    with torch.enable_grad():
+        node = torch.zeros((), requires_grad=True).mul(1).grad_fn
+    return node._sequence_nr() + 1
+
+
+def _reached_since(roots, first):
+    """The autograd nodes reached from `roots` through nodes numbered `first` or later
+    (a set, leaves' `AccumulateGrad` included), and the earlier nodes met (a list), where
+    the walk stops."""
+    reached, forgotten, stack = set(), [], [n for n in roots if n is not None]
+    while stack:
+        node = stack.pop()
+        if node in reached or node in forgotten:
+            continue
+        if not hasattr(node, 'variable') and node._sequence_nr() < first:
+            forgotten.append(node)
+            continue
+        reached.add(node)
+        stack.extend(n for n, _ in node.next_functions if n is not None)
+    return reached, forgotten
+
+
+def _node_of(source, reached):
+    """Whether the gradient of `source` flows from one of the `reached` nodes."""
+    if source.grad_fn is not None:
+        return source.grad_fn in reached
+    return any(getattr(node, 'variable', None) is source for node in reached)
+
+
+def _no_gradient(grad_outputs):
+    """An autograd pre-hook letting no gradient through a node (zeros in its place)."""
+    return tuple(None if g is None else torch.zeros_like(g) for g in grad_outputs)
 
 
 class UnconnectedGradients:
