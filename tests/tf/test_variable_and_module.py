@@ -93,3 +93,28 @@ def test_get_shape_of_a_variable_and_of_a_keras_weight():
     conv.build((None, 5, 5, 1))
     shape = conv.kernel.get_shape()
     assert isinstance(shape, tf.TensorShape) and np.zeros(shape).shape == (3, 3, 1, 2)
+
+
+def test_numpy_of_a_variable_is_a_copy():
+    """TF's optimizers guide keeps `x_old = x.numpy()` while it updates `x`."""
+    x = tf.Variable([1.0, 2.0])
+    before = x.numpy()
+    x.assign_sub([0.5, 0.5])
+    np.testing.assert_array_equal(before, [1.0, 2.0])
+    np.testing.assert_array_equal(x.numpy(), [0.5, 1.5])
+
+
+@pytest.mark.parametrize('other', [np.float32(1.5), 1.5, np.array([1.5, 2.0], 'float32'),
+                                   [1.5, 2.0], torch.tensor([1.5, 2.0])],
+                         ids=['numpy_scalar', 'number', 'array', 'list', 'tensor'])
+def test_a_variable_compares_with_values_element_wise(other):
+    """TF's optimizers guide stops when `x == x_old` (a variable and its earlier numpy)."""
+    x = tf.Variable([1.5, 3.0])
+    expected = np.asarray(x.numpy()) == np.asarray(other)
+    np.testing.assert_array_equal((x == other).numpy(), expected)
+    np.testing.assert_array_equal((x != other).numpy(), ~expected)
+
+
+def test_a_variable_compares_with_variables_by_identity():
+    x, y = tf.Variable(1.5), tf.Variable(1.5)
+    assert x == x and not x == y and x != y and x in [y, x] and {x: 1}[x] == 1

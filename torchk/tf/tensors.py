@@ -81,9 +81,12 @@ _TORCH_NUMPY = torch.Tensor.numpy
 
 def _numpy(self, *, force=False):
     """`Tensor.numpy()` that also works, as TF's does, for tensors that require gradients,
-    live on a GPU, or hold bfloat16 (returned as float32)."""
+    live on a GPU, or hold bfloat16 (returned as float32); a variable's is a copy, as TF's
+    is (an assignment or an optimizer step later does not change it)."""
     if self.dtype == torch.bfloat16:
         return _TORCH_NUMPY(self.detach().float(), force=True)
+    if isinstance(self, variables.Variable):
+        return _TORCH_NUMPY(self, force=True).copy()
     if force or self.requires_grad or self.device.type != 'cpu':
         return _TORCH_NUMPY(self, force=True)
     return _TORCH_NUMPY(self)

@@ -9,6 +9,7 @@ list or an array is converted to the variable's dtype (`[[1., 2.]] @ v`, `array 
 slice of a variable can be assigned (`v[0:2].assign(...)`, `v[:, 0].assign(...)`).
 """
 import functools
+import numbers
 
 import numpy as np
 import torch
@@ -147,10 +148,38 @@ class Variable(variables.Variable):
     def __iter__(self):
         return iter(self.as_subclass(torch.Tensor))
 
+    def __eq__(self, other):
+        """Element-wise with a number, an array or a tensor, as TF's variables compare
+        (`if x == x_old:` in TF's optimizers guide); identity with anything else (Keras finds
+        variables in lists and dicts by identity)."""
+        if _is_value(other):
+            return self.as_subclass(torch.Tensor) == _operand(eager(other), self.dtype)
+        return self is other
+
+    def __ne__(self, other):
+        if _is_value(other):
+            return self.as_subclass(torch.Tensor) != _operand(eager(other), self.dtype)
+        return self is not other
+
+    __hash__ = variables.Variable.__hash__
+
     def __repr__(self):
         return '<tf.Variable %r shape=%s dtype=%s, numpy=%s>' % (
             self.name, tuple(self.shape), str(self.dtype).replace('torch.', ''),
             np.array2string(self.detach().cpu().numpy(), separator=', '))
+
+
+def _is_value(value):
+    """Whether `value` is a number, an array, nested lists of numbers or an eager tensor (not
+    a variable, not a symbol), outside a recorded step."""
+    if tracing.current() is not None or graph.is_symbol(value):
+        return False
+    if isinstance(value, torch.Tensor):
+        return not isinstance(value, variables.Variable)
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(isinstance(v, numbers.Number) or _is_value(v) and not
+                                   isinstance(v, torch.Tensor) for v in value)
+    return isinstance(value, (numbers.Number, np.ndarray, np.generic))
 
 
 def _symbol_or_tensor(value):
