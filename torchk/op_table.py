@@ -18,7 +18,7 @@ import torch
 
 from . import config
 from . import core as K
-from . import graph, image_ops, math_ops
+from . import graph, image_ops, math_ops, signal_ops
 from . import tf_dtypes as dtypes
 
 def _constant_like(value, reference):
@@ -625,6 +625,15 @@ OPS.update({
     'range': _range,
 })
 
+OPS.update({
+    'signal.rfft': signal_ops.rfft,
+    'signal.irfft': signal_ops.irfft,
+    'signal.fft': signal_ops.fft,
+    'signal.ifft': signal_ops.ifft,
+    'signal.frame': signal_ops.frame,
+    'signal.stft': signal_ops.stft,
+})
+
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
 ALIASES = {
     'math.abs': ('abs',), 'math.acos': ('acos',), 'math.add': ('add',),
@@ -695,6 +704,10 @@ _NOT_RECORDABLE_REASONS = {
     'map_fn, which is no op layer': ('map_fn',),
     'an XLA op of TF\'s internals (`tensorflow.compiler`), computed at once only': (
         'compiler.tf2xla.python.xla.dynamic_update_slice',),
+    'makes a window from its length, a Python number; computed at once': (
+        'signal.hann_window', 'signal.hamming_window'),
+    'file and audio I/O on the host: reads files and decodes their bytes, not a tensor op': (
+        'io.*', 'audio.*'),
 }
 # The names `torchk.tf` provides that are no op of this table, with why (`'config.*'`: every
 # name of a namespace). tests/tf/test_op_table.py checks that every other name is an op.

@@ -18,6 +18,7 @@ import torch
 
 from . import (data, image, linalg, math, nn, profiler, random, saved_model, strings,
                summary)
+from . import audio, io, signal
 from .checkpoint import train
 from .control_flow import map_fn
 from .creation import constant, eye, fill, linspace, ones, zeros
@@ -41,6 +42,10 @@ from .variable import Variable
 
 __version__ = '2.15.0+torchk'
 
+# `tf.initializers` is tf.keras' initializers, as in TF 2 (served by `__getattr__`), not the
+# module of the `tf.*_initializer` classes imported above.
+del globals()['initializers']
+
 os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
 install_numpy()
 
@@ -55,7 +60,7 @@ version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torch
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'data', 'image', 'linalg', 'math', 'nn', 'profiler', 'random', 'saved_model', 'strings',
-    'summary',
+    'summary', 'signal', 'io', 'audio',
     'constant', 'eye',
     'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',
@@ -72,6 +77,8 @@ def __getattr__(name):
         keras = import_served('tensorflow.keras', 'torchk.keras')
         globals()['keras'] = keras
         return keras
+    if name == 'initializers':
+        return __getattr__('keras').initializers
     if name == 'distribute':
         # Imported when first used: it imports Keras (through torchk.distributed).
         import importlib
