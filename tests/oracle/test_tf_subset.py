@@ -236,3 +236,20 @@ def test_tape_jacobians_match_tensorflow(method):
     expected, got = jacobian(tensorflow), jacobian(torchk.tf)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('channels, samples', [(-1, -1), (1, 9), (2, 3)])
+def test_decode_wav_matches_tensorflow(tmp_path, channels, samples):
+    import wave
+    frames = RNG.randint(-32768, 32768, (6, 1)).astype('<i2')
+    path = str(tmp_path / 'a.wav')
+    with wave.open(path, 'wb') as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(16000)
+        wav.writeframes(frames.tobytes())
+    results = [tf.audio.decode_wav(tf.io.read_file(path), desired_channels=channels,
+                                   desired_samples=samples) for tf in (torchk.tf, tensorflow)]
+    (audio, rate), (expected, expected_rate) = results
+    np.testing.assert_array_equal(audio.numpy(), expected.numpy())
+    assert audio.numpy().dtype == expected.numpy().dtype and int(rate) == int(expected_rate)
