@@ -128,6 +128,24 @@ class Traced(object):
         self.dynamic = dynamic
 
 
+_capture_depth = [0]
+
+
+def capturing():
+    """Whether a `tf.function` is being traced into a torch program for saving (`trace`):
+    tensors then hold no values the host could read."""
+    return _capture_depth[0] > 0
+
+
+@contextlib.contextmanager
+def _capturing():
+    _capture_depth[0] += 1
+    try:
+        yield
+    finally:
+        _capture_depth[0] -= 1
+
+
 def trace(python_function, args, kwargs, candidates):
     """Traces `python_function(*args, **kwargs)`.
 
@@ -159,7 +177,7 @@ def trace(python_function, args, kwargs, candidates):
         inputs = iter(tensors[len(variable_list):])
         call = structure.map_structure(
             lambda leaf: next(inputs) if isinstance(leaf, TensorSpec) else leaf, arguments)
-        with _Substitution(placeholders), _functions_run_eagerly():
+        with _Substitution(placeholders), _functions_run_eagerly(), _capturing():
             result = python_function(*call[0], **call[1])
         del result_template[:]
         result_template.append(result)
