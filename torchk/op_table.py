@@ -18,7 +18,7 @@ import torch
 
 from . import config
 from . import core as K
-from . import graph, image_ops, math_ops
+from . import graph, image_ops, math_ops, signal_ops
 from . import index_ops, linalg_ops
 from . import tf_dtypes as dtypes
 
@@ -641,6 +641,15 @@ OPS.update({
     'image.adjust_contrast': image_ops.adjust_contrast,
 })
 
+OPS.update({
+    'signal.rfft': signal_ops.rfft,
+    'signal.irfft': signal_ops.irfft,
+    'signal.fft': signal_ops.fft,
+    'signal.ifft': signal_ops.ifft,
+    'signal.frame': signal_ops.frame,
+    'signal.stft': signal_ops.stft,
+})
+
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
 ALIASES = {
     'math.abs': ('abs',), 'math.acos': ('acos',), 'math.add': ('add',),
@@ -714,6 +723,10 @@ _NOT_RECORDABLE_REASONS = {
     'a decorator giving a Python function its own gradient (a torch autograd Function); '
     'on Keras symbols it records the decorated function, not a table op': (
         'custom_gradient',),
+    'makes a window from its length, a Python number; computed at once': (
+        'signal.hann_window', 'signal.hamming_window'),
+    'file and audio I/O on the host: reads files and decodes their bytes, not a tensor op': (
+        'io.*', 'audio.*'),
 }
 # The names `torchk.tf` provides that are no op of this table, with why (`'config.*'`: every
 # name of a namespace). tests/tf/test_op_table.py checks that every other name is an op.

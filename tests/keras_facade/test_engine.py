@@ -332,3 +332,19 @@ def test_metric_data_may_be_lists_of_numbers():
     penalty.build((None, 2))
     with pytest.raises(ValueError, match="aggregation must be 'mean'"):
         penalty.add_metric(penalty.kernel, name='k', aggregation='sum')
+
+
+@pytest.mark.parametrize('run_eagerly', [True, False])
+def test_one_callback_alone_is_taken_as_tf_keras_takes_it(run_eagerly):
+    """TF's audio tutorial: `fit(..., callbacks=tf.keras.callbacks.EarlyStopping(...))`."""
+    class Counter(keras.callbacks.Callback):
+        epochs = 0
+
+        def on_epoch_end(self, epoch, logs=None):
+            Counter.epochs += 1
+
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(4,))])
+    model.compile('sgd', 'mse', run_eagerly=run_eagerly)
+    model.fit(X, Y, epochs=2, verbose=0, callbacks=Counter())
+    model.evaluate(X, Y, verbose=0, callbacks=Counter())
+    assert Counter.epochs == 2

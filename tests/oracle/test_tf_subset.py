@@ -193,6 +193,42 @@ CASES = {
                               [PIXELS], False),
 }
 
+SIGNALS = RNG.uniform(-1, 1, (2, 300)).astype('float32')
+SPECTRA = np.fft.rfft(B3).astype('complex64')
+CASES.update({
+    'signal_rfft': (lambda tf: tf.signal.rfft, [X], True),
+    'signal_rfft_float64': (lambda tf: tf.signal.rfft, [X.astype('float64')], False),
+    'signal_rfft_padded': (lambda tf: lambda x: tf.signal.rfft(x, fft_length=[8]), [B3], True),
+    'signal_rfft_cropped': (lambda tf: lambda x: tf.signal.rfft(x, [3]), [X], True),
+    'signal_irfft': (lambda tf: tf.signal.irfft, [SPECTRA], False),
+    'signal_irfft_length': (lambda tf: lambda x: tf.signal.irfft(x, [5]), [SPECTRA], False),
+    'signal_fft': (lambda tf: tf.signal.fft, [SPECTRA], False),
+    'signal_ifft': (lambda tf: tf.signal.ifft, [SPECTRA], False),
+    'signal_frame': (lambda tf: lambda x: tf.signal.frame(x, 3, 2), [B3], True),
+    'signal_frame_pad_end': (lambda tf: lambda x: tf.signal.frame(
+        x, 4, 3, pad_end=True, pad_value=7.), [X], True),
+    'signal_frame_axis': (lambda tf: lambda x: tf.signal.frame(x, 2, 1, axis=1), [B3], True),
+    'signal_frame_short': (lambda tf: lambda x: tf.signal.frame(x, 6, 2), [X], False),
+    'signal_hann_window_odd': (lambda tf: lambda: tf.signal.hann_window(7), [], False),
+    'signal_hann_window_even': (lambda tf: lambda: tf.signal.hann_window(8), [], False),
+    'signal_hann_window_symmetric': (lambda tf: lambda: tf.signal.hann_window(
+        8, periodic=False), [], False),
+    'signal_hamming_window': (lambda tf: lambda: tf.signal.hamming_window(
+        6, dtype=tf.float64), [], False),
+    'signal_stft_odd_frame': (lambda tf: lambda x: tf.signal.stft(
+        x, frame_length=255, frame_step=128), [SIGNALS], True),
+    'signal_stft_even_frame': (lambda tf: lambda x: tf.signal.stft(x, 64, 32), [SIGNALS],
+                               True),
+    'signal_stft_pad_end': (lambda tf: lambda x: tf.signal.stft(
+        x, 50, 40, fft_length=128, pad_end=True), [SIGNALS], True),
+    'signal_stft_hamming': (lambda tf: lambda x: tf.signal.stft(
+        x, 32, 16, window_fn=tf.signal.hamming_window), [SIGNALS[0]], False),
+    'signal_stft_no_window': (lambda tf: lambda x: tf.signal.stft(
+        x, 16, 16, window_fn=None), [SIGNALS], False),
+    'signal_stft_magnitude': (lambda tf: lambda x: tf.abs(tf.signal.stft(x, 40, 20)),
+                              [SIGNALS], True),
+})
+
 
 @pytest.mark.parametrize('case', sorted(CASES))
 def test_tf_subset_op(case):
@@ -340,3 +376,20 @@ def test_tape_reset_matches_tensorflow():
     for g, e in zip(got, expected):
         if e is not None:
             np.testing.assert_allclose(g, e, rtol=1e-5)
+
+
+@pytest.mark.parametrize('channels, samples', [(-1, -1), (1, 9), (2, 3)])
+def test_decode_wav_matches_tensorflow(tmp_path, channels, samples):
+    import wave
+    frames = RNG.randint(-32768, 32768, (6, 1)).astype('<i2')
+    path = str(tmp_path / 'a.wav')
+    with wave.open(path, 'wb') as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(16000)
+        wav.writeframes(frames.tobytes())
+    results = [tf.audio.decode_wav(tf.io.read_file(path), desired_channels=channels,
+                                   desired_samples=samples) for tf in (torchk.tf, tensorflow)]
+    (audio, rate), (expected, expected_rate) = results
+    np.testing.assert_array_equal(audio.numpy(), expected.numpy())
+    assert audio.numpy().dtype == expected.numpy().dtype and int(rate) == int(expected_rate)

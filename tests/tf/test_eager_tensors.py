@@ -93,3 +93,16 @@ def test_gpu_tensors_are_named_as_tf_names_them(eager):
     tensor = torch.ones(1, device='cuda')
     assert tensor.device == '/job:localhost/replica:0/task:0/device:GPU:0'
     assert tensor.device.endswith('GPU:0') and tensor.device.type == 'cuda'
+
+
+def test_set_shape_checks_the_shape_as_tf(eager):
+    # TF (time series tutorial): `inputs.set_shape([None, 6, None])` on a (3, 6, 19) tensor
+    # keeps it; an incompatible size or rank raises ValueError.
+    tensor = torch.ones(3, 6, 19)
+    tensor.set_shape([None, 6, None])
+    tensor.set_shape(tf.TensorShape(None))
+    assert tensor.shape == (3, 6, 19)
+    with pytest.raises(ValueError, match=r'\(3, 6, 19\) is not compatible with .* \(None, 5'):
+        tensor.set_shape([None, 5, None])
+    with pytest.raises(ValueError, match='not compatible'):
+        tensor.set_shape([3, 6])

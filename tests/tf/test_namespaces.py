@@ -127,7 +127,7 @@ def test_hook_serves_keras_names_from_the_facade():
         assert done.stdout == 'ok\n', done.stderr
 
 
-@pytest.mark.parametrize('name', ['metrics', 'losses', 'optimizers'])
+@pytest.mark.parametrize('name', ['metrics', 'losses', 'optimizers', 'initializers'])
 def test_keras_namespaces_under_tf_are_tf_keras_ones(name):
     """TF 2's `tf.metrics` (TF's text classification tutorial), `tf.losses` and
     `tf.optimizers` are tf.keras' namespaces."""

@@ -247,3 +247,50 @@ def test_a_signature_of_unknown_sizes_whose_function_needs_one(tmp_path):
     loaded = tf.saved_model.load(str(tmp_path / 'export'))
     np.testing.assert_allclose(loaded(tf.constant(x)).numpy(), expected, rtol=1e-6)
     np.testing.assert_allclose(loaded(tf.constant(x[:2])).numpy(), expected[:2], rtol=1e-6)
+
+
+class ExportModel(tf.Module):
+    """TF's audio tutorial's export module: signatures asked for with get_concrete_function
+    (a file name, and a batch of waveforms) and never called before saving."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = tf.Variable(2.)
+        self.__call__.get_concrete_function(x=tf.TensorSpec(shape=(), dtype=tf.string))
+        self.__call__.get_concrete_function(x=tf.TensorSpec(shape=[None, 3], dtype=tf.float32))
+
+    @tf.function
+    def __call__(self, x):
+        if x.dtype == tf.string:
+            x = tf.strings.to_number(tf.strings.split(x))[tf.newaxis, :]
+        return {'scaled': x * self.scale, 'index': tf.argmax(x, axis=-1)}
+
+
+def test_get_concrete_function_signatures_are_saved(tmp_path, capfd):
+    """As TF saves the concrete functions asked for; a text (tf.string) signature stays on the
+    host, so torchk leaves it out of the SavedModel and says so."""
+    export = ExportModel()
+    np.testing.assert_array_equal(export(tf.constant('1 5 2'))['scaled'].numpy(), [[2, 10, 4]])
+    tf.saved_model.save(export, str(tmp_path))
+    assert 'leaves out the signature' in capfd.readouterr().err
+    imported = tf.saved_model.load(str(tmp_path))
+    result = imported(tf.constant([[1., 3., 2.]]))
+    np.testing.assert_array_equal(result['scaled'].numpy(), [[2., 6., 4.]])
+    np.testing.assert_array_equal(result['index'].numpy(), [1])
+    with pytest.raises(ValueError, match='Could not find matching concrete function'):
+        imported(tf.constant([[1., 3.]]))
+
+
+def test_a_text_op_on_traced_tensors_is_refused_by_name(tmp_path):
+    names = np.array(['a', 'b'])
+
+    class Labels(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def __call__(self, x):
+            return tf.gather(names, tf.argmax(x, axis=-1))
+
+    labels = Labels()
+    assert labels(tf.constant([[0., 1.]])).numpy().tolist() == [b'b']
+    with pytest.raises(ValueError, match='tf.gather on text with tensor arguments cannot be '
+                                         'saved'):
+        tf.saved_model.save(labels, str(tmp_path))

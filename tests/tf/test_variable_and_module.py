@@ -118,3 +118,26 @@ def test_a_variable_compares_with_values_element_wise(other):
 def test_a_variable_compares_with_variables_by_identity():
     x, y = tf.Variable(1.5), tf.Variable(1.5)
     assert x == x and not x == y and x != y and x in [y, x] and {x: 1}[x] == 1
+
+
+def test_numpy_of_an_expression_of_variables():
+    """TF's time-series tutorial: `linear.layers[0].kernel[:, 0].numpy()`; a slice of a Keras
+    weight is a Keras symbol, whose `.numpy()` is its value now. One that depends on a
+    placeholder has no value: K.eval's error names it."""
+    dense = keras.layers.Dense(3)
+    dense.build((None, 4))
+    kernel = dense.kernel.detach().numpy()
+    np.testing.assert_array_equal(dense.kernel[:, 0].numpy(), kernel[:, 0])
+    np.testing.assert_allclose((dense.kernel * 2 + 1).numpy(), kernel * 2 + 1)
+    with pytest.raises(Exception, match='placeholder'):
+        (keras.backend.placeholder(shape=(None, 4)) + 1).numpy()
+
+
+def test_tf_initializers_are_tf_keras_initializers():
+    """TF 2's `tf.initializers` is `tf.keras.initializers` (TF's time-series tutorial:
+    `kernel_initializer=tf.initializers.zeros()`)."""
+    assert tf.initializers is keras.initializers
+    dense = keras.layers.Dense(2, kernel_initializer=tf.initializers.zeros())
+    dense.build((None, 3))
+    np.testing.assert_array_equal(dense.kernel.detach().numpy(), np.zeros((3, 2)))
+    assert callable(tf.zeros_initializer)

@@ -18,6 +18,7 @@ import torch
 
 from . import (data, image, linalg, math, nn, profiler, random, saved_model, strings,
                summary)
+from . import audio, io, signal
 from .checkpoint import train
 from .control_flow import map_fn
 from .creation import constant, eye, fill, linspace, ones, zeros
@@ -42,13 +43,17 @@ from .variable import Variable
 
 __version__ = '2.15.0+torchk'
 
+# `tf.initializers` is tf.keras' initializers, as in TF 2 (served by `__getattr__`), not the
+# module of the `tf.*_initializer` classes imported above.
+del globals()['initializers']
+
 os.environ.setdefault('KERAS_BACKEND', 'torchk.core')
 install_numpy()
 
 _TOP_LEVEL_OPS = ops_under('')
 globals().update(_TOP_LEVEL_OPS)
 
-_KERAS_ALIASES = ('metrics', 'losses', 'optimizers')
+_KERAS_ALIASES = ('metrics', 'losses', 'optimizers', 'initializers')
 newaxis = None
 Tensor = torch.Tensor
 nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structure,
@@ -57,7 +62,7 @@ version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torch
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'data', 'image', 'linalg', 'math', 'nn', 'profiler', 'random', 'saved_model', 'strings',
-    'summary',
+    'summary', 'signal', 'io', 'audio',
     'constant', 'eye',
     'fill', 'linspace', 'ones', 'zeros', 'TensorSpec', 'DType', 'as_dtype', 'bfloat16', 'bool',
     'complex64', 'complex128', 'double', 'float16', 'float32', 'float64', 'half', 'int8',

@@ -101,13 +101,30 @@ def _getitem(tensor, key):
     return graph.getitem(tensor, key)
 
 
+def _set_shape(tensor, shape):
+    """TF's `Tensor.set_shape` on an eager tensor: checks that `shape` (sizes and None)
+    is compatible with the tensor's shape, which it leaves as it is.
+
+    # Raises
+        ValueError: if a rank or a known size differs.
+    """
+    shape = TensorShape(shape)
+    sizes = tuple(_TORCH_SHAPE.__get__(tensor))
+    if shape.dims is not None and (len(shape.dims) != len(sizes) or any(
+            dim is not None and dim != size for dim, size in zip(shape.dims, sizes))):
+        raise ValueError('Tensor\'s shape %s is not compatible with supplied shape %s.'
+                         % (sizes, tuple(shape.dims)))
+
+
 def install():
-    """Makes torch tensors' `device`, `shape` and slices TF's (idempotent)."""
+    """Makes torch tensors' `device`, `shape` and slices TF's, and gives them TF's
+    `set_shape` (idempotent)."""
     if not isinstance(torch.Tensor.__dict__.get('device'), property):
         torch.Tensor.device = property(_served(_TORCH_DEVICE, DeviceName),
                                        doc=_TORCH_DEVICE.__doc__)
         torch.Tensor.shape = property(_served(_TORCH_SHAPE, Shape), doc=_TORCH_SHAPE.__doc__)
         torch.Tensor.__getitem__ = _getitem
+        torch.Tensor.set_shape = _set_shape
 
 
 def uninstall():
@@ -116,3 +133,4 @@ def uninstall():
         del torch.Tensor.device
         del torch.Tensor.shape
         del torch.Tensor.__getitem__
+        del torch.Tensor.set_shape

@@ -186,7 +186,7 @@ def trace(python_function, args, kwargs, candidates):
         inputs = iter(tensors[len(variable_list):])
         call = structure.map_structure(
             lambda leaf: next(inputs) if isinstance(leaf, TensorSpec) else leaf, arguments)
-        with _Substitution(placeholders), _functions_run_eagerly():
+        with _Substitution(placeholders), _functions_run_eagerly(), tracing.capturing_for_saving():
             result = python_function(*call[0], **call[1])
         del result_template[:]
         result_template.append(result)

@@ -187,10 +187,10 @@ tests/tf/test_namespaces.py checks that it matches the code. -->
 `torchk.tf` is the part of TensorFlow's `tf` namespace that tf.keras 2 scripts use, as eager
 ops on torch tensors on torchk's device (`torchk.config`). Under `python -m torchk run
 SCRIPT`, `import tensorflow as tf` gives this module; `tf.keras` (and `tensorflow.keras`,
-`tf_keras`) is torchk's tf.keras facade, `torchk.keras`, and `tf.metrics`, `tf.losses` and
-`tf.optimizers` are its namespaces, as in TF 2. Any name not listed here raises
-`AttributeError: tf.X: torchk does not provide it ...` (`ModuleNotFoundError` for an import
-of `tensorflow.X`).
+`tf_keras`) is torchk's tf.keras facade, `torchk.keras`, and `tf.metrics`, `tf.losses`,
+`tf.optimizers` and `tf.initializers` are its namespaces, as in TF 2. Any name not listed
+here raises `AttributeError: tf.X: torchk does not provide it ...` (`ModuleNotFoundError`
+for an import of `tensorflow.X`).
 
 How it differs from TensorFlow:
 - Results are `torch.Tensor`s: `.numpy()` works (importing torchk.tf makes it work for

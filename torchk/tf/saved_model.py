@@ -29,6 +29,7 @@ from ..saving.errors import ModelFileError
 from ..saving.tensor_bundle import DTYPE_NUMBERS
 from .. import structure
 from . import custom_gradient, function_capture, restored, trackable, tracing
+from . import dtypes
 from .data import TensorSpec
 from .namespaces import module_getattr
 
@@ -105,12 +106,27 @@ def _concrete_functions(function):
         signatures.insert(0, (tuple(base.input_signature), {}))
     found, keys = [], set()
     for args, kwargs in signatures:
+        if _takes_text(args, kwargs):
+            print('torchk: tf.saved_model.save leaves out the signature %s of tf.function %s: '
+                  'text (tf.string) inputs stay on the host and cannot be saved in a torch '
+                  'program.' % (_text_signature(args, kwargs), base._name), file=sys.stderr)
+            continue
         concrete = base.concrete_function(instance, args, kwargs)
         key = repr(concrete.structured_input_signature)
         if key not in keys:
             keys.add(key)
             found.append(concrete)
     return found
+
+
+def _takes_text(args, kwargs):
+    return any(isinstance(leaf, TensorSpec) and leaf.dtype == dtypes.string
+               for leaf in structure.flatten([list(args), dict(kwargs)]))
+
+
+def _text_signature(args, kwargs):
+    return ', '.join([repr(arg) for arg in args]
+                     + ['%s=%r' % item for item in sorted(kwargs.items())])
 
 
 def _signature_functions(obj, signatures):

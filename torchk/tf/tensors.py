@@ -92,13 +92,23 @@ def _numpy(self, *, force=False):
     return _TORCH_NUMPY(self)
 
 
+def _symbol_numpy(self):
+    """`.numpy()` of a Keras symbol: its value now (`K.eval`), as TF gives the value of an
+    expression of variables (`layer.kernel[:, 0].numpy()`); a symbol that depends on a
+    placeholder raises `K.eval`'s error naming it."""
+    from .. import core as K
+    return K.eval(self)
+
+
 def install_numpy():
     """Makes `torch.Tensor.numpy` TF's (`_numpy`): `.numpy()` of any tensor gives its value,
-    and `float(loss)` of a tensor that requires gradients gives it without torch's warning.
+    and `float(loss)` of a tensor that requires gradients gives it without torch's warning;
+    Keras symbols get `.numpy()` too (`_symbol_numpy`).
 
     Process-wide, since torchk.tf's results are plain torch tensors; it changes only the
     calls torch would refuse (a CPU tensor without gradients still shares its memory).
     """
     torch.Tensor.numpy = _numpy
+    graph.KerasTensor.numpy = _symbol_numpy
     warnings.filterwarnings('ignore', message='Converting a tensor with requires_grad=True '
                             'to a scalar', category=UserWarning)

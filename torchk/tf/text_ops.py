@@ -2,8 +2,10 @@
 ...), computed with numpy on the host text (`torchk/strings.py`): `torchk.tf.namespaces`
 runs an op here when its first argument is text."""
 import numpy as np
+import torch
 
 from .. import strings
+from . import tracing
 from .tensors import convert_to_tensor
 
 
@@ -63,6 +65,16 @@ def host_op(key, args, kwargs):
     if not strings.is_text(first[0] if listed and isinstance(first, (list, tuple)) and first
                            else first):
         return NotImplemented
+    if _reads_traced_numbers(args, kwargs):
+        raise TypeError('tf.%s on text with tensor arguments cannot be saved: text stays on '
+                        'the host, and a saved tf.function is a torch program, whose tensors '
+                        'the host cannot read while it is traced.' % key)
     if not listed:
         args = (strings.as_bytes(first, 'input'),) + tuple(args[1:])
     return as_text(HOST_OPS[key](*args, **kwargs))
+
+
+def _reads_traced_numbers(args, kwargs):
+    """Whether a host op would read a tensor of a `tf.function` being traced for saving."""
+    return tracing.capturing() and any(
+        isinstance(value, torch.Tensor) for value in list(args[1:]) + list(kwargs.values()))

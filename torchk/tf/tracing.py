@@ -31,6 +31,7 @@ programs run outside autograd, so the Python runs on the tensors for the tape to
 """
 import contextlib
 import functools
+import inspect
 import sys
 
 import numpy as np
@@ -58,6 +59,24 @@ _settings = {'eager': False}
 # recording (`tf.summary.trace_on` lists the functions called).
 call_observers = []
 _EAGER = 'eager'
+
+_capture_depth = [0]
+
+
+def capturing():
+    """Whether a `tf.function` is being traced into a torch program for saving
+    (`function_capture.trace`): tensors then hold no values the host could read."""
+    return _capture_depth[0] > 0
+
+
+@contextlib.contextmanager
+def capturing_for_saving():
+    """Within, `capturing()` is true."""
+    _capture_depth[0] += 1
+    try:
+        yield
+    finally:
+        _capture_depth[0] -= 1
 
 
 def _tape_recording():
@@ -168,6 +187,23 @@ def _signature(args, kwargs):
             return (type(value).__name__, tuple(shape_of(v) for v in value))
         return _key(value)
     return (shape_of(list(args)), tuple(sorted((k, shape_of(v)) for k, v in kwargs.items())))
+
+
+def _positional(python_function, instance, args, kwargs):
+    """`(args, kwargs)` with the keyword arguments that `python_function` (a method of
+    `instance`, if not None) takes by position moved into `args`, as TF's concrete functions
+    canonicalize them."""
+    try:
+        parameters = list(inspect.signature(python_function).parameters.values())
+    except (TypeError, ValueError):
+        return args, kwargs
+    parameters = parameters[1 if instance is not None else 0:]
+    args, kwargs = list(args), dict(kwargs)
+    for parameter in parameters[len(args):]:
+        if parameter.kind != parameter.POSITIONAL_OR_KEYWORD or parameter.name not in kwargs:
+            break
+        args.append(kwargs.pop(parameter.name))
+    return tuple(args), kwargs
 
 
 class _Program:
@@ -312,6 +348,13 @@ class Function:
                                      'signature (TensorSpecs), as the function has none and '
                                      'was never called.' % self._name)
                 args, kwargs = calls[-1]
+        else:
+            # As in TF, a signature asked for is saved with the function, as calls are, its
+            # arguments named by keyword taken by position where they can be.
+            args, kwargs = _positional(self.python_function, instance, args, kwargs)
+            bound = ((instance,) if instance is not None else ()) + tuple(args)
+            template = capture.call_template(bound, kwargs)
+            self._calls.setdefault(('concrete', repr(template)), template)
         return capture.ConcreteFunction(self, instance, args, kwargs)
 
     def get_concrete_function(self, *args, **kwargs):

@@ -2,7 +2,7 @@
 ...) and tf.keras 2's additions: `set_random_seed`, the image and sequence helpers
 (`load_img`, `img_to_array`, `array_to_img`, `save_img`, `pad_sequences`), the dataset
 makers (`image_dataset_from_directory`, `text_dataset_from_directory`,
-`timeseries_dataset_from_array`, `split_dataset`),
+`timeseries_dataset_from_array`, `split_dataset`, `audio_dataset_from_directory`),
 `register_keras_serializable`, `to_ordinal`, `warmstart_embedding_matrix`, ..."""
 import random
 import sys
@@ -17,6 +17,7 @@ from keras.preprocessing.sequence import pad_sequences  # noqa: F401
 from keras.utils.data_utils import SequenceEnqueuer  # noqa: F401
 
 from .._facade import reexport
+from .audio_dataset import audio_dataset_from_directory  # noqa: F401
 from .dataset_utils import (pack_x_y_sample_weight, split_dataset,  # noqa: F401
                             unpack_x_y_sample_weight)
 from .image_utils import load_img  # noqa: F401
