@@ -14,6 +14,7 @@ numpy `bytes` on the host); `map`, `batch`, `shuffle`, `cache`, `prefetch`, `unb
 them as they carry tensors.
 """
 import itertools
+import os
 
 import numpy as np
 import torch
@@ -65,7 +66,13 @@ def _leaf(value, dtype=None):
 
 def _element(value, signature=None):
     """`value` (any nested structure of values) as an element of tensors; lists become
-    tuples unless `value` is itself a leaf (TF reads a list as one tensor)."""
+    tuples unless `value` is itself a leaf (TF reads a list as one tensor), or `signature`
+    (the structure of dtypes or `TensorSpec`s a generator's values follow) has a leaf there
+    (a tuple is then one tensor too)."""
+    if isinstance(signature, TensorSpec) or (
+            signature is not None and not isinstance(signature, (tuple, list, dict))):
+        dtype = signature.dtype if isinstance(signature, TensorSpec) else signature
+        return _leaf(value, dtype)
     if isinstance(value, dict):
         return {key: _element(item, signature and signature[key]) for key, item in value.items()}
     if isinstance(value, tuple):
@@ -390,6 +397,61 @@ class Dataset:
             cardinality = UNKNOWN_CARDINALITY
         return Dataset(lambda: itertools.chain(self, dataset), cardinality)
 
+    def interleave(self, map_func, cycle_length=None, block_length=None,
+                   num_parallel_calls=None, deterministic=None, name=None):
+        """Mixes the datasets `map_func` makes of the elements, in TF's order: up to
+        `cycle_length` of them are open at once, and `block_length` elements are taken from
+        each in turn; an exhausted one's place takes the next element's dataset when its
+        turn comes again.
+
+        # Arguments
+            map_func: a function from an element (a tuple element unpacked) to a `Dataset`.
+            cycle_length: how many datasets are open at once (default, or `AUTOTUNE`: the
+                number of CPUs, as TF).
+            block_length: how many consecutive elements to take from each (default 1).
+            num_parallel_calls, deterministic: accepted; the order is always the one above.
+        """
+        cycle = _cpu_count() if cycle_length in (None, AUTOTUNE) else _positive(
+            cycle_length, 'cycle_length')
+        block = 1 if block_length in (None, AUTOTUNE) else _positive(block_length,
+                                                                     'block_length')
+        return Dataset(lambda: _interleave(
+            (_dataset_of(_call(map_func, e), 'interleave') for e in self), cycle, block))
+
+    def flat_map(self, map_func, name=None):
+        """The elements of the datasets `map_func` makes of each element, one after the
+        other (`map_func` takes an element, a tuple element unpacked, and returns a
+        `Dataset`)."""
+        return Dataset(lambda: itertools.chain.from_iterable(
+            _dataset_of(_call(map_func, e), 'flat_map') for e in self))
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """Folds the elements into a state: `reduce_func(state, element)` (the element as
+        one argument) from `initial_state`, each new state a structure of tensors of the
+        initial state's dtypes.
+
+        # Returns
+            The final state (`initial_state` as tensors for an empty dataset).
+
+        # Raises
+            TypeError: if `reduce_func` returns a state of another structure or dtypes.
+        """
+        state = _element(_map_result(initial_state))
+        kinds = [leaf.dtype for leaf in structure.flatten(state)]
+        for element in self:
+            new = _element(_map_result(reduce_func(state, element)))
+            try:
+                new_kinds = [leaf.dtype for leaf in structure.flatten(
+                    structure.map_structure(lambda a, b: b, state, new))]
+            except (ValueError, TypeError, KeyError):
+                new_kinds = None
+            if new_kinds != kinds:
+                raise TypeError('Dataset.reduce: reduce_func must return a state of the '
+                                'structure and dtypes of initial_state (%s); it returned %s.'
+                                % (_describe(state), _describe(new)))
+            state = new
+        return state
+
     def apply(self, transformation_func):
         """`transformation_func(self)`."""
         return transformation_func(self)
@@ -535,6 +597,54 @@ class _Slices(Dataset):
                 yield self._gather(indices[start:start + size])
         return Dataset(iterate, _batched_cardinality(len(self._order), size, drop_remainder),
                        size if drop_remainder else None)
+
+
+def _cpu_count():
+    """The CPUs this process may run on: TF's `cycle_length` when left to it."""
+    if hasattr(os, 'sched_getaffinity'):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def _dataset_of(value, method):
+    if not isinstance(value, Dataset):
+        raise TypeError('Dataset.%s: map_func must return a Dataset; it returned %s.'
+                        % (method, type(value).__name__))
+    return value
+
+
+def _interleave(datasets, cycle_length, block_length):
+    """TF's interleave order over an iterator of datasets."""
+    slots = [None] * cycle_length
+    index = taken = opened = 0
+    more = True
+    while more or opened:
+        if slots[index] is not None:
+            element = next(slots[index], _END)
+            if element is not _END:
+                yield element
+                taken += 1
+                if taken < block_length:
+                    continue
+            else:
+                slots[index] = None
+                opened -= 1
+        elif more:
+            dataset = next(datasets, None)
+            if dataset is None:
+                more = False
+            else:
+                slots[index] = iter(dataset)
+                opened += 1
+            continue
+        index, taken = (index + 1) % cycle_length, 0
+
+
+_END = object()
+
+
+def _describe(element):
+    return structure.map_structure(lambda leaf: str(dtypes.as_dtype(leaf.dtype).name), element)
 
 
 def _is_run(indices):

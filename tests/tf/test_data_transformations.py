@@ -1,0 +1,110 @@
+"""tf.data.Dataset's reduce, interleave and flat_map, and tf.py_function in a pipeline: the
+element orders and values are TensorFlow's (tensorflow 2.21), written here as TF gives
+them."""
+import numpy as np
+import pytest
+import torch
+
+import torchk.tf as tf
+
+Dataset = tf.data.Dataset
+
+
+def _ints(dataset):
+    return [int(v) for v in dataset]
+
+
+def _repeated(x):
+    return Dataset.from_tensors(x).repeat(x)
+
+
+@pytest.mark.parametrize('cycle_length,block_length,parallel,expected', [
+    # TF: Dataset.range(1, 6).interleave(lambda x: from_tensors(x).repeat(x), ...)
+    (2, 2, None, [1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 4, 4, 5, 5, 5]),
+    (3, 1, 2, [1, 2, 3, 2, 3, 4, 3, 4, 5, 4, 5, 4, 5, 5, 5]),
+    (2, None, None, [1, 2, 2, 3, 3, 4, 3, 4, 4, 5, 4, 5, 5, 5, 5]),
+])
+def test_interleave_order_is_tf_s(cycle_length, block_length, parallel, expected):
+    dataset = Dataset.range(1, 6).interleave(_repeated, cycle_length=cycle_length,
+                                             block_length=block_length,
+                                             num_parallel_calls=parallel)
+    assert _ints(dataset) == expected
+    assert _ints(dataset) == expected  # re-iterable
+    assert int(dataset.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+
+
+def test_interleave_takes_as_many_datasets_as_cpus_by_default(monkeypatch):
+    # TF on 2 CPUs: Dataset.range(6).interleave(lambda x: Dataset.range(10 * x, 10 * x + 3))
+    monkeypatch.setattr('torchk.tf.data._cpu_count', lambda: 2)
+    dataset = Dataset.range(6).interleave(lambda x: Dataset.range(x * 10, x * 10 + 3))
+    assert _ints(dataset) == [0, 10, 1, 11, 2, 12, 20, 30, 21, 31, 22, 32, 40, 50, 41, 51,
+                              42, 52]
+
+
+def test_interleave_unpacks_tuple_elements_and_checks_the_result():
+    pairs = Dataset.from_tensor_slices(([1, 2], [10, 20]))
+    dataset = pairs.interleave(lambda a, b: Dataset.from_tensor_slices([a, b]),
+                               cycle_length=2)
+    assert _ints(dataset) == [1, 2, 10, 20]
+    with pytest.raises(TypeError, match='interleave: map_func must return a Dataset'):
+        list(pairs.interleave(lambda a, b: a, cycle_length=1))
+
+
+def test_flat_map_chains_the_datasets():
+    # TF: [0, 0, 1, 0, 1, 2], cardinality -2 (unknown)
+    dataset = Dataset.range(1, 4).flat_map(lambda x: Dataset.range(x))
+    assert _ints(dataset) == [0, 0, 1, 0, 1, 2]
+    assert int(dataset.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+
+
+def test_reduce_folds_into_tensors_of_the_initial_state_s_dtypes():
+    # TF: 22 (int32); 10 (int64); {'a': 10, 'b': 32} (int32)
+    total = Dataset.from_tensor_slices([8, 3, 0, 8, 2, 1]).reduce(0, lambda s, v: s + v)
+    assert total.dtype == torch.int32 and int(total) == 22
+    total = Dataset.range(5).reduce(tf.constant(0, tf.int64), lambda s, v: s + v)
+    assert total.dtype == torch.int64 and int(total) == 10
+    state = Dataset.range(5).reduce(
+        {'a': 0, 'b': 1}, lambda s, v: {'a': s['a'] + tf.cast(v, tf.int32), 'b': s['b'] * 2})
+    assert (int(state['a']), int(state['b'])) == (10, 32)
+    assert state['a'].dtype == state['b'].dtype == torch.int32
+
+
+def test_reduce_passes_a_tuple_element_whole_and_refuses_a_dtype_change():
+    pairs = Dataset.from_tensor_slices((np.array([1, 2, 3]), np.array([0, 1, 1])))
+    counted = pairs.reduce(0, lambda count, pair: count + tf.cast(pair[1], tf.int32))
+    assert int(counted) == 2
+    assert int(Dataset.range(0).reduce(7, lambda s, v: s)) == 7
+    with pytest.raises(TypeError, match='reduce: reduce_func must return a state'):
+        Dataset.range(3).reduce(0, lambda s, v: s + v)  # int32 + int64: TF refuses too
+
+
+def test_from_generator_reads_a_tuple_as_one_tensor_of_a_tensor_spec():
+    # TF: [[0], [1], [2]], element_spec TensorSpec(shape=(1,), dtype=tf.int64)
+    dataset = Dataset.from_generator(
+        lambda: ((i,) for i in range(3)),
+        output_signature=tf.TensorSpec(shape=(1,), dtype=tf.int64))
+    values = list(dataset)
+    assert [v.tolist() for v in values] == [[0], [1], [2]]
+    assert values[0].dtype == torch.int64
+
+
+def test_py_function_in_a_map():
+    # TF: py_function(f, [3.], tf.float32) -> 6.0; Tout a list -> a list; Tout () -> [].
+    dataset = Dataset.from_tensor_slices([1., 2.]).map(
+        lambda x: tf.py_function(lambda v: v.numpy() * 2, [x], tf.float32))
+    assert [float(v) for v in dataset] == [2., 4.]
+    pair = tf.py_function(lambda x, y: (x, y), [3, 4.0], [tf.int32, tf.float32])
+    assert isinstance(pair, list) and pair[0].dtype == torch.int32 and float(pair[1]) == 4.
+    assert tf.py_function(lambda: None, [], ()) == []
+
+    @tf.py_function(Tout=tf.float32)
+    def doubled(x):
+        return np.asarray(x) * 2
+    assert doubled(tf.constant([1., 2.])).tolist() == [2., 4.]
+    with pytest.raises(ValueError, match='Tout asks for int32'):
+        tf.py_function(lambda x: x, [1.5], tf.int32)
+
+
+def test_string_zeros_are_empty_strings():
+    # TF: tf.zeros([2, 1], dtype=tf.string).numpy() -> [[b''], [b'']]
+    assert tf.zeros([2, 1], dtype=tf.string).numpy().tolist() == [[b''], [b'']]
