@@ -695,6 +695,7 @@ _NOT_RECORDABLE_REASONS = {
     'map_fn, which is no op layer': ('map_fn',),
     'an XLA op of TF\'s internals (`tensorflow.compiler`), computed at once only': (
         'compiler.tf2xla.python.xla.dynamic_update_slice',),
+    'runs a Python function at once (torchk is eager); no op to record': ('py_function',),
 }
 # The names `torchk.tf` provides that are no op of this table, with why (`'config.*'`: every
 # name of a namespace). tests/tf/test_op_table.py checks that every other name is an op.

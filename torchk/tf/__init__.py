@@ -19,7 +19,7 @@ import torch
 from . import (data, image, linalg, math, nn, profiler, random, saved_model, strings,
                summary)
 from .checkpoint import train
-from .control_flow import map_fn
+from .control_flow import map_fn, py_function
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
@@ -64,7 +64,8 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
-    'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
+    'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler',
+    'py_function'})
 
 
 def __getattr__(name):
