@@ -26,7 +26,8 @@ from . import trackable
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 
-__all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental']
+__all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental',
+           'TextLineDataset']
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -727,6 +728,8 @@ def _buffer_shuffle(iterator, buffer_size, seed):
     for j in generator.permutation(len(buffer)):
         yield buffer[j]
 
+
+from .data_sources import TextLineDataset  # noqa: E402  (its classes are Datasets)
 
 experimental = Namespace('tf.data.experimental', {
     'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,
