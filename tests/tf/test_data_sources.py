@@ -64,3 +64,39 @@ def test_a_missing_file_raises_not_found_when_read(tmp_path):
     dataset = tf.data.TextLineDataset(str(tmp_path / 'nope.txt'))
     with pytest.raises(tf.errors.NotFoundError, match='nope.txt'):
         list(dataset)
+
+
+# TF's bytes: tf.io.TFRecordWriter writing b'first', b'', b'x' * 300 (hex), and b'zipped' with
+# options='GZIP'.
+RECORDS = bytes.fromhex(
+    '0500000000000000eab2043e666972737455ff23e5000000000000000029039807d8ea82a22c010000000000'
+    '00f2fe5b9d' + '78' * 300 + 'cd829421')
+ZIPPED = bytes.fromhex('1f8b080000000000000363638080e2ccabe655990505a929d3dae7bc03004e24f183'
+                       '16000000')
+
+
+def test_tf_record_files(tmp_path):
+    (tmp_path / 'r.tfrecord').write_bytes(RECORDS)
+    (tmp_path / 'g.tfrecord').write_bytes(ZIPPED)
+    dataset = tf.data.TFRecordDataset([str(tmp_path / 'r.tfrecord')])
+    assert _lines(dataset) == [b'first', b'', b'x' * 300]
+    assert int(dataset.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+    assert dataset.element_spec == tf.TensorSpec((), tf.string)
+    assert _lines(tf.data.TFRecordDataset(str(tmp_path / 'g.tfrecord'),
+                                          compression_type='GZIP')) == [b'zipped']
+    both = [str(tmp_path / 'r.tfrecord'), str(tmp_path / 'r.tfrecord')]
+    assert _lines(tf.data.TFRecordDataset(both, num_parallel_reads=2)) == [
+        b'first', b'first', b'', b'', b'x' * 300, b'x' * 300]
+
+
+def test_truncated_or_corrupted_records_raise_data_loss(tmp_path):
+    # TF: DataLossError 'truncated record at 37' and 'corrupted record at 12'
+    (tmp_path / 't.tfrecord').write_bytes(RECORDS[:-3])
+    with pytest.raises(tf.errors.DataLossError, match='truncated'):
+        list(tf.data.TFRecordDataset(str(tmp_path / 't.tfrecord')))
+    corrupted = bytearray(RECORDS)
+    corrupted[14] ^= 1
+    (tmp_path / 'b.tfrecord').write_bytes(bytes(corrupted))
+    dataset = tf.data.TFRecordDataset(str(tmp_path / 'b.tfrecord'))
+    with pytest.raises(tf.errors.DataLossError, match='corrupted'):
+        list(dataset)

@@ -27,7 +27,7 @@ from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 
 __all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental',
-           'TextLineDataset']
+           'TextLineDataset', 'TFRecordDataset']
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -729,7 +729,7 @@ def _buffer_shuffle(iterator, buffer_size, seed):
         yield buffer[j]
 
 
-from .data_sources import TextLineDataset  # noqa: E402  (its classes are Datasets)
+from .data_sources import TFRecordDataset, TextLineDataset  # noqa: E402  (its classes are Datasets)
 
 experimental = Namespace('tf.data.experimental', {
     'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,

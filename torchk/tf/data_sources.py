@@ -1,19 +1,21 @@
-"""The file sources of `tf.data`: `TextLineDataset` (lines of text files).
+"""The file sources of `tf.data`: `TextLineDataset` (lines of text files), `TFRecordDataset`
+(the records of TFRecord files).
 
 Files are read when the dataset is iterated, in Python, one line at a time; each element is
 a string scalar (`torchk.strings.StringTensor`), as TF's `tf.string` elements.
 """
 import gzip
 import os
+import struct
 import zlib
 
 import numpy as np
 
 from .. import strings
 from . import data
-from .op_errors import NotFoundError
+from .op_errors import DataLossError, NotFoundError
 
-__all__ = ['TextLineDataset']
+__all__ = ['TextLineDataset', 'TFRecordDataset']
 
 
 def _text(value):
@@ -105,12 +107,92 @@ class TextLineDataset(data.Dataset):
                  num_parallel_reads=None, name=None):
         paths = file_names(filenames, 'tf.data.TextLineDataset')
         kind = _compression(compression_type, 'tf.data.TextLineDataset')
-        files = data.Dataset(lambda: iter(paths))
+        super().__init__(_files(paths, num_parallel_reads, lambda path: _lines(path, kind)))
 
-        def per_file(path):
-            return data.Dataset(lambda: _lines(path, kind))
-        if num_parallel_reads in (None, 1):
-            lines = files.flat_map(per_file)
-        else:
-            lines = files.interleave(per_file, cycle_length=num_parallel_reads)
-        super().__init__(lines._iterate)
+
+def _files(paths, num_parallel_reads, read):
+    """The iteration of the elements `read(path)` yields for each of `paths`: file after
+    file, or `num_parallel_reads` files interleaved element by element (TF's order)."""
+    files = data.Dataset(lambda: iter(paths))
+
+    def per_file(path):
+        return data.Dataset(lambda: read(path))
+    if num_parallel_reads in (None, 1):
+        return files.flat_map(per_file)._iterate
+    return files.interleave(per_file, cycle_length=num_parallel_reads)._iterate
+
+
+def _crc32c_table():
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def _masked_crc(content):
+    """TFRecord's checksum: CRC-32C (Castagnoli), rotated and offset."""
+    crc = 0xFFFFFFFF
+    for byte in content:
+        crc = _CRC32C[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _read(handle, size, path):
+    content = handle.read(size)
+    if len(content) != size:
+        raise DataLossError('tf.data.TFRecordDataset: %s is truncated: a record needs %d '
+                            'more bytes than the file has.' % (path, size - len(content)))
+    return content
+
+
+def _records(path, compression_type):
+    with _opened(path, compression_type, 'tf.data.TFRecordDataset') as handle:
+        if isinstance(handle, _Lines):
+            raise ValueError('tf.data.TFRecordDataset: compression_type "ZLIB" is not '
+                             'supported by torchk; use "GZIP" or none.')
+        while True:
+            header = handle.read(12)
+            if not header:
+                return
+            if len(header) != 12:
+                _read(handle, 12 - len(header), path)
+            length, length_crc = struct.unpack('<QI', header)
+            if _masked_crc(header[:8]) != length_crc:
+                raise DataLossError('tf.data.TFRecordDataset: %s is not a TFRecord file, or '
+                                    'is corrupted (a record length fails its checksum).' % path)
+            record = _read(handle, length, path)
+            (record_crc,) = struct.unpack('<I', _read(handle, 4, path))
+            if _masked_crc(record) != record_crc:
+                raise DataLossError('tf.data.TFRecordDataset: %s is corrupted (a record fails '
+                                    'its checksum).' % path)
+            yield _text(record)
+
+
+class TFRecordDataset(data.Dataset):
+    """The records of TFRecord files (each a length, its checksum, the bytes, theirs) as
+    string scalars (serialized `tf.train.Example`s, usually), checksums verified.
+
+    # Arguments
+        filenames: a path, a list of paths, a string tensor of them or a `Dataset` of them.
+        compression_type: `None` or `""` (plain) or `"GZIP"`.
+        buffer_size: accepted (Python buffers the reads).
+        num_parallel_reads: how many files to read at once, their records interleaved
+            (TF's order); default one at a time.
+
+    # Raises
+        tf.errors.NotFoundError: when iterated, for a file that does not exist;
+        tf.errors.DataLossError: for a truncated or corrupted file.
+    """
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        paths = file_names(filenames, 'tf.data.TFRecordDataset')
+        kind = _compression(compression_type, 'tf.data.TFRecordDataset')
+        super().__init__(_files(paths, num_parallel_reads, lambda path: _records(path, kind)))
