@@ -108,3 +108,25 @@ def test_py_function_in_a_map():
 def test_string_zeros_are_empty_strings():
     # TF: tf.zeros([2, 1], dtype=tf.string).numpy() -> [[b''], [b'']]
     assert tf.zeros([2, 1], dtype=tf.string).numpy().tolist() == [[b''], [b'']]
+
+
+def test_pandas_columns_slice_as_their_numpy_values():
+    pd = pytest.importorskip('pandas')
+    frame = pd.DataFrame({'n': [1, 2], 'x': [0.5, 1.5], 's': ['a', 'bc']})
+    dataset = Dataset.from_tensor_slices(dict(frame))
+    # TF (as numpy's dtypes): int64, float64 and string scalars
+    assert dataset.element_spec == {'n': tf.TensorSpec((), tf.int64),
+                                    'x': tf.TensorSpec((), tf.float64),
+                                    's': tf.TensorSpec((), tf.string)}
+    rows = list(dataset.as_numpy_iterator())
+    assert [(int(r['n']), float(r['x']), r['s']) for r in rows] == [(1, .5, b'a'),
+                                                                    (2, 1.5, b'bc')]
+
+
+def test_filter_on_text_with_string_comparisons():
+    # TF: [b'1,b', b'1,c']; tf.equal on strings gives a bool tensor.
+    lines = Dataset.from_tensor_slices([b'0,a', b'1,b', b'1,c', b'0,d'])
+    kept = lines.filter(lambda line: tf.not_equal(tf.strings.substr(line, 0, 1), '0'))
+    assert list(kept.as_numpy_iterator()) == [b'1,b', b'1,c']
+    equal = tf.equal(tf.constant([b'0,1', b'1,x']), [b'0,1', b'z'])
+    assert equal.dtype == torch.bool and equal.tolist() == [True, False]

@@ -61,7 +61,10 @@ class TensorSpec:
 
 
 def _leaf(value, dtype=None):
-    """A dataset leaf: a torch tensor, or a string tensor for text."""
+    """A dataset leaf: a torch tensor, or a string tensor for text (a pandas column as its
+    numpy values)."""
+    if type(value).__module__.split('.')[0] == 'pandas':
+        value = value.to_numpy(copy=True)
     return convert_to_tensor(value, dtype=dtype)
 
 
