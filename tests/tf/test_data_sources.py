@@ -3,7 +3,9 @@
 import gzip
 import zlib
 
+import numpy as np
 import pytest
+import torch
 
 import torchk.tf as tf
 
@@ -100,3 +102,94 @@ def test_truncated_or_corrupted_records_raise_data_loss(tmp_path):
     dataset = tf.data.TFRecordDataset(str(tmp_path / 'b.tfrecord'))
     with pytest.raises(tf.errors.DataLossError, match='corrupted'):
         list(dataset)
+
+
+@pytest.fixture
+def csvs(tmp_path):
+    (tmp_path / 'm.csv').write_text('1,2,3,4\n,2,3,4\n1,,3,4\n1,2,,4\n1,2,3,\n,,,\n')
+    (tmp_path / 't.csv').write_text(
+        'survived,sex,age,fare,name\n0,male,22.0,7.25,"Braund, Mr. Owen"\n'
+        '1,female,,71.2833,x\n1,female,26.0,7.925," a "\n0,male,35.0, 8.05 ,\n')
+    return tmp_path
+
+
+def _rows(dataset):
+    return [tuple(v.tolist() if hasattr(v, 'tolist') else v for v in row)
+            for row in dataset.as_numpy_iterator()]
+
+
+def test_csv_records_with_defaults_and_selected_columns(csvs):
+    CsvDataset = tf.data.experimental.CsvDataset
+    # TF's records (the data guide's missing.csv example):
+    assert _rows(CsvDataset(str(csvs / 'm.csv'), [999, 999, 999, 999])) == [
+        (1, 2, 3, 4), (999, 2, 3, 4), (1, 999, 3, 4), (1, 2, 999, 4), (1, 2, 3, 999),
+        (999, 999, 999, 999)]
+    assert _rows(CsvDataset(str(csvs / 'm.csv'), [999, 999], select_cols=[1, 3])) == [
+        (2, 4), (2, 4), (999, 4), (2, 4), (2, 999), (999, 999)]
+    assert _rows(CsvDataset(str(csvs / 'm.csv'), [tf.int64, 0.5],
+                            exclude_cols=[0, 1]).take(3)) == [(3, 4.)] * 3
+    dataset = CsvDataset(str(csvs / 't.csv'), [tf.int32, tf.string, 0., tf.float64, 'none'],
+                         header=True)
+    rows = _rows(dataset)
+    assert rows[0] == (0, b'male', 22., 7.25, b'Braund, Mr. Owen')
+    assert rows[1][2] == 0. and rows[2][4] == b' a '
+    assert rows[3] == (0, b'male', 35., 8.05, b'none')  # spaces around numbers allowed
+    assert dataset.element_spec == (
+        tf.TensorSpec((), tf.int32), tf.TensorSpec((), tf.string),
+        tf.TensorSpec((), tf.float32), tf.TensorSpec((), tf.float64),
+        tf.TensorSpec((), tf.string))
+
+
+@pytest.mark.parametrize('defaults,header,message', [
+    ([999, 999, 999], False, 'expected 3 fields'),             # TF: Expect 3 fields
+    ([tf.int32] * 4, False, 'field 0 is required but missing'),  # TF: Field 0 is required
+    ([tf.int32, tf.int32, 0., tf.float64, 'none'], True,
+     'field 1 in record 1 is not a valid int32'),                # TF: not a valid int32: male
+])
+def test_csv_errors_are_tf_s(csvs, defaults, header, message):
+    name = 't.csv' if header else 'm.csv'
+    dataset = tf.data.experimental.CsvDataset(str(csvs / name), defaults, header=header)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        list(dataset)
+
+
+def _batches(dataset):
+    return [({k: v.numpy().tolist() for k, v in features.items()}, label.numpy().tolist())
+            for features, label in dataset]
+
+
+def test_make_csv_dataset_infers_columns_and_batches(csvs):
+    # TF: dtypes int32, string, float32, float32, string; a missing age is 0.
+    dataset = tf.data.experimental.make_csv_dataset(
+        str(csvs / 't.csv'), batch_size=3, label_name='survived', shuffle=False, num_epochs=1)
+    batches = _batches(dataset)
+    assert [list(f) for f, _ in batches] == [['sex', 'age', 'fare', 'name']] * 2
+    assert batches[0][0]['sex'] == [b'male', b'female', b'female']
+    assert batches[0][0]['age'] == [22., 0., 26.]
+    np.testing.assert_array_equal(batches[0][0]['fare'],
+                                  np.array([7.25, 71.2833, 7.925], 'float32'))
+    assert batches[0][1] == [0, 1, 1] and batches[1][1] == [0]
+    assert batches[1][0]['name'] == [b'']
+    features, label = next(iter(dataset))
+    assert label.dtype == torch.int32 and features['age'].dtype == torch.float32
+
+
+def test_make_csv_dataset_selects_and_repeats(csvs):
+    # TF: num_epochs=2 gives 3 + 3 + 2 rows (cardinality -2); None repeats forever (-1)
+    # with full batches.
+    dataset = tf.data.experimental.make_csv_dataset(
+        str(csvs / 't.csv'), batch_size=3, select_columns=['fare', 'sex'], shuffle=False,
+        num_epochs=2)
+    sexes = [f['sex'].numpy().tolist() for f in dataset]
+    assert sexes == [[b'male', b'female', b'female'], [b'male', b'male', b'female'],
+                     [b'female', b'male']]
+    assert list(next(iter(dataset))) == ['sex', 'fare']
+    forever = tf.data.experimental.make_csv_dataset(str(csvs / 't.csv'), batch_size=3,
+                                                    shuffle=False)
+    assert int(forever.cardinality()) == tf.data.INFINITE_CARDINALITY
+    second = list(forever.take(2))[1]
+    assert second['survived'].tolist() == [0, 0, 1] and second['age'].tolist() == [35., 22., 0.]
+    with pytest.raises(ValueError, match='label_name'):
+        tf.data.experimental.make_csv_dataset(str(csvs / 't.csv'), 2, label_name='nope')
+    with pytest.raises(ValueError, match='no files match'):
+        tf.data.experimental.make_csv_dataset(str(csvs / '*.tsv'), 2)

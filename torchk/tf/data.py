@@ -732,10 +732,11 @@ def _buffer_shuffle(iterator, buffer_size, seed):
         yield buffer[j]
 
 
-from .data_sources import TFRecordDataset, TextLineDataset  # noqa: E402  (its classes are Datasets)
+from .data_sources import CsvDataset, TFRecordDataset, TextLineDataset, make_csv_dataset  # noqa: E402  (its classes are Datasets)
 
 experimental = Namespace('tf.data.experimental', {
     'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,
     'UNKNOWN_CARDINALITY': UNKNOWN_CARDINALITY,
-    'cardinality': lambda dataset: dataset.cardinality()})
+    'cardinality': lambda dataset: dataset.cardinality(),
+    'CsvDataset': CsvDataset, 'make_csv_dataset': make_csv_dataset})
 __getattr__ = module_getattr('tf.data')
