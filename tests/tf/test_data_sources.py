@@ -193,3 +193,27 @@ def test_make_csv_dataset_selects_and_repeats(csvs):
         tf.data.experimental.make_csv_dataset(str(csvs / 't.csv'), 2, label_name='nope')
     with pytest.raises(ValueError, match='no files match'):
         tf.data.experimental.make_csv_dataset(str(csvs / '*.tsv'), 2)
+
+
+def test_list_files(tmp_path):
+    for folder in ('b', 'a'):
+        (tmp_path / folder).mkdir()
+        for name in ('2.jpg', '1.jpg', '.h'):
+            (tmp_path / folder / name).write_text('x')
+
+    def names(dataset):
+        return [p[len(str(tmp_path)):] for p in dataset.as_numpy_iterator()]
+    # TF: sorted, hidden files included, cardinality 6, string scalars.
+    dataset = tf.data.Dataset.list_files(str(tmp_path / '*' / '*'), shuffle=False)
+    assert names(dataset) == [b'/a/.h', b'/a/1.jpg', b'/a/2.jpg', b'/b/.h', b'/b/1.jpg',
+                              b'/b/2.jpg']
+    assert int(dataset.cardinality()) == 6
+    assert dataset.element_spec == tf.TensorSpec((), tf.string)
+    # TF: the matches of several patterns sorted together.
+    assert names(tf.data.Dataset.list_files(
+        [str(tmp_path / 'b' / '*'), str(tmp_path / 'a' / '1*')], shuffle=False)) == [
+        b'/a/1.jpg', b'/b/.h', b'/b/1.jpg', b'/b/2.jpg']
+    shuffled = tf.data.Dataset.list_files(str(tmp_path / '*' / '*'), seed=3)
+    assert sorted(names(shuffled)) == names(dataset) and int(shuffled.cardinality()) == 6
+    with pytest.raises(tf.errors.InvalidArgumentError, match='no files match'):
+        tf.data.Dataset.list_files(str(tmp_path / 'nope*'))

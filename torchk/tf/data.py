@@ -732,7 +732,10 @@ def _buffer_shuffle(iterator, buffer_size, seed):
         yield buffer[j]
 
 
-from .data_sources import CsvDataset, TFRecordDataset, TextLineDataset, make_csv_dataset  # noqa: E402  (its classes are Datasets)
+from .data_sources import (  # noqa: E402  (its classes are Datasets)
+    CsvDataset, TFRecordDataset, TextLineDataset, list_files, make_csv_dataset)
+
+Dataset.list_files = staticmethod(list_files)
 
 experimental = Namespace('tf.data.experimental', {
     'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,

@@ -334,14 +334,39 @@ class CsvDataset(data.Dataset):
         super().__init__(_files(paths, None, read))
 
 
-def _glob(file_pattern):
-    patterns = [file_pattern] if isinstance(file_pattern, (str, bytes, os.PathLike)) else list(
-        file_pattern)
-    names = [name for pattern in patterns for name in glob.glob(os.fsdecode(pattern))]
+def _glob(file_pattern, source, error=ValueError):
+    """The sorted paths matching a glob pattern or any of a list of them (hidden files too,
+    as TF's matching)."""
+    if isinstance(file_pattern, (str, bytes, os.PathLike)):
+        patterns = [os.fsdecode(file_pattern)]
+    else:
+        patterns = [name.decode('utf-8') for name in strings.as_bytes(
+            file_pattern, '%s: file_pattern' % source).reshape(-1).tolist()]
+    names = [name for pattern in patterns
+             for name in glob.glob(pattern, include_hidden=True)]
     if not names:
-        raise ValueError('tf.data.experimental.make_csv_dataset: no files match %r.'
-                         % (file_pattern,))
+        raise error('%s: no files match %s.' % (source, ', '.join(patterns)))
     return sorted(names)
+
+
+def list_files(file_pattern, shuffle=None, seed=None, name=None):
+    """A dataset of the paths matching `file_pattern` (a glob pattern or a list of them),
+    as string scalars (`tf.data.Dataset.list_files`).
+
+    # Arguments
+        file_pattern: a glob pattern, a list of them, or a string tensor of them.
+        shuffle: whether to shuffle the paths, anew for each iteration (default True;
+            False: sorted).
+        seed: the shuffle's seed.
+
+    # Raises
+        tf.errors.InvalidArgumentError: if no file matches.
+    """
+    paths = _glob(file_pattern, 'tf.data.Dataset.list_files', InvalidArgumentError)
+    dataset = data.Dataset.from_tensor_slices(paths)
+    if shuffle is False:
+        return dataset
+    return dataset.shuffle(len(paths), seed)
 
 
 def _infer_dtype(values, na_value):
@@ -425,7 +450,7 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     """
     if ignore_errors:
         raise ValueError('make_csv_dataset(ignore_errors=True) is not supported by torchk.')
-    paths = _glob(file_pattern)
+    paths = _glob(file_pattern, 'tf.data.experimental.make_csv_dataset')
     kind = _compression(compression_type, 'tf.data.experimental.make_csv_dataset')
     if column_names is None or column_defaults is None:
         rows = _header_and_rows(paths[0], kind, field_delim, use_quote_delim,
