@@ -130,3 +130,16 @@ def test_filter_on_text_with_string_comparisons():
     assert list(kept.as_numpy_iterator()) == [b'1,b', b'1,c']
     equal = tf.equal(tf.constant([b'0,1', b'1,x']), [b'0,1', b'z'])
     assert equal.dtype == torch.bool and equal.tolist() == [True, False]
+
+
+def test_counter_is_endless():
+    # TF: cardinality -1, int64 [0, 1, 2]; counter(5, -2, int32) -> [5, 3, 1]; zipped with
+    # range(10, 13): cardinality 3.
+    counter = tf.data.experimental.Counter()
+    assert int(counter.cardinality()) == tf.data.INFINITE_CARDINALITY
+    assert _ints(counter.take(3)) == [0, 1, 2] and next(iter(counter)).dtype == torch.int64
+    down = Dataset.counter(start=5, step=-2, dtype=tf.int32)
+    assert _ints(down.take(3)) == [5, 3, 1] and next(iter(down)).dtype == torch.int32
+    zipped = Dataset.zip((tf.data.experimental.Counter(), Dataset.range(10, 13)))
+    assert int(zipped.cardinality()) == 3
+    assert [(int(a), int(b)) for a, b in zipped] == [(0, 10), (1, 11), (2, 12)]

@@ -233,6 +233,15 @@ class Dataset:
         return _Slices(values, [values], np.arange(len(numbers)))
 
     @staticmethod
+    def counter(start=0, step=1, dtype=dtypes.int64, name=None):
+        """An endless dataset of the scalars `start`, `start + step`, ... of `dtype`."""
+        torch_dtype = dtypes.torch_dtype(dtype)
+        device = convert_to_tensor(0).device
+        return Dataset(lambda: (torch.tensor(value, dtype=torch_dtype, device=device)
+                                for value in itertools.count(start, step)),
+                       INFINITE_CARDINALITY)
+
+    @staticmethod
     def zip(datasets, name=None):
         """A dataset of tuples (or dicts) of the elements of `datasets` (a tuple or dict of
         datasets), as long as the shortest."""
@@ -741,5 +750,6 @@ experimental = Namespace('tf.data.experimental', {
     'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,
     'UNKNOWN_CARDINALITY': UNKNOWN_CARDINALITY,
     'cardinality': lambda dataset: dataset.cardinality(),
-    'CsvDataset': CsvDataset, 'make_csv_dataset': make_csv_dataset})
+    'CsvDataset': CsvDataset, 'make_csv_dataset': make_csv_dataset,
+    'Counter': Dataset.counter})
 __getattr__ = module_getattr('tf.data')
