@@ -143,3 +143,39 @@ def test_counter_is_endless():
     zipped = Dataset.zip((tf.data.experimental.Counter(), Dataset.range(10, 13)))
     assert int(zipped.cardinality()) == 3
     assert [(int(a), int(b)) for a, b in zipped] == [(0, 10), (1, 11), (2, 12)]
+
+
+@pytest.mark.parametrize('arguments,expected,cardinality', [
+    # TF: Dataset.range(7).window(**arguments), each window's values, and the cardinality
+    (dict(size=3, shift=2), [[0, 1, 2], [2, 3, 4], [4, 5, 6], [6]], 4),
+    (dict(size=3, shift=2, drop_remainder=True), [[0, 1, 2], [2, 3, 4], [4, 5, 6]], 3),
+    (dict(size=3, shift=1, stride=2),
+     [[0, 2, 4], [1, 3, 5], [2, 4, 6], [3, 5], [4, 6], [5], [6]], 7),
+    (dict(size=2), [[0, 1], [2, 3], [4, 5], [6]], 4),
+    (dict(size=4, shift=3, stride=2, drop_remainder=True), [[0, 2, 4, 6]], 1),
+    (dict(size=2, shift=5), [[0, 1], [5, 6]], 2),
+])
+def test_window(arguments, expected, cardinality):
+    windows = Dataset.range(7).window(**arguments)
+    assert [_ints(w) for w in windows] == expected
+    assert int(windows.cardinality()) == cardinality
+
+
+def test_windows_of_an_endless_dataset_batched_by_flat_map():
+    # TF (the data guide's make_window_dataset): the first two windows batched
+    windows = Dataset.range(100000).repeat().window(10, shift=5, stride=3)
+    assert int(windows.cardinality()) == tf.data.INFINITE_CARDINALITY
+    batches = windows.flat_map(lambda w: w.batch(10, drop_remainder=True))
+    assert [b.tolist() for b in batches.take(2)] == [
+        [0, 3, 6, 9, 12, 15, 18, 21, 24, 27], [5, 8, 11, 14, 17, 20, 23, 26, 29, 32]]
+
+
+def test_windows_of_tuples_are_tuples_of_datasets():
+    # TF: ([1, 2], [4, 5]), ([3], [6]); element_spec a tuple of DatasetSpecs of int32
+    windows = Dataset.from_tensor_slices(([1, 2, 3], [4, 5, 6])).window(2)
+    assert [(_ints(a), _ints(b)) for a, b in windows] == [([1, 2], [4, 5]), ([3], [6])]
+    spec = windows.element_spec
+    assert isinstance(spec, tuple) and len(spec) == 2
+    assert spec[0].element_spec == tf.TensorSpec((), tf.int32)
+    assert int(Dataset.range(5).filter(lambda x: x > 0).window(2).cardinality()) == (
+        tf.data.UNKNOWN_CARDINALITY)

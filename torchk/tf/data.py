@@ -128,7 +128,26 @@ def _pad_stack(leaves, padded_shape, padding_value):
     return out
 
 
+class DatasetSpec:
+    """The spec of a dataset held as an element (a window of `Dataset.window`): its
+    elements' spec."""
+
+    def __init__(self, element_spec):
+        self.element_spec = element_spec
+
+    def __eq__(self, other):
+        return isinstance(other, DatasetSpec) and self.element_spec == other.element_spec
+
+    def __hash__(self):
+        return hash(repr(self.element_spec))
+
+    def __repr__(self):
+        return 'DatasetSpec(%r, TensorShape([]))' % (self.element_spec,)
+
+
 def _spec_of(leaf):
+    if isinstance(leaf, Dataset):
+        return DatasetSpec(leaf.element_spec)
     return TensorSpec(tuple(leaf.shape), dtypes.as_dtype(leaf.dtype))
 
 
@@ -438,6 +457,38 @@ class Dataset:
         return Dataset(lambda: itertools.chain.from_iterable(
             _dataset_of(_call(map_func, e), 'flat_map') for e in self))
 
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """A dataset of windows: window `k` holds the elements `k * shift + j * stride` for
+        `j < size` (fewer at the end), as a structure of datasets matching the element's
+        (a tuple element gives a tuple of datasets).
+
+        # Arguments
+            size: the elements per window.
+            shift: how many elements each window starts after the previous one (default
+                `size`).
+            stride: the step between a window's elements.
+            drop_remainder: whether to leave out the last windows with fewer than `size`
+                elements.
+        """
+        size = _positive(size, 'size')
+        shift = size if shift is None else _positive(shift, 'shift')
+        stride = _positive(stride, 'stride')
+        span = (size - 1) * stride + 1
+        n = self._cardinality
+        if n < 0:
+            cardinality = n
+        elif drop_remainder:
+            cardinality = (n - span) // shift + 1 if n >= span else 0
+        else:
+            cardinality = -(-n // shift)
+
+        def iterate():
+            for elements in _windows(iter(self), size, shift, stride, drop_remainder):
+                leaves = [structure.flatten(e) for e in elements]
+                yield structure.pack_as(elements[0], [
+                    _list_dataset([f[i] for f in leaves]) for i in range(len(leaves[0]))])
+        return Dataset(iterate, cardinality)
+
     def reduce(self, initial_state, reduce_func, name=None):
         """Folds the elements into a state: `reduce_func(state, element)` (the element as
         one argument) from `initial_state`, each new state a structure of tensors of the
@@ -654,6 +705,35 @@ def _interleave(datasets, cycle_length, block_length):
 
 
 _END = object()
+
+
+def _list_dataset(items):
+    return Dataset(lambda: iter(items), len(items))
+
+
+def _windows(iterator, size, shift, stride, drop_remainder):
+    """Lists of the elements of each window, reading `iterator` as far as each needs."""
+    span = (size - 1) * stride + 1
+    buffer = []
+    exhausted = False
+    while True:
+        while not exhausted and len(buffer) < span:
+            element = next(iterator, _END)
+            if element is _END:
+                exhausted = True
+            else:
+                buffer.append(element)
+        window = buffer[:span:stride]
+        if not window or (drop_remainder and len(window) < size):
+            return
+        yield window
+        if shift <= len(buffer):
+            del buffer[:shift]
+            continue
+        skipped = shift - len(buffer)
+        buffer = []
+        if exhausted or len(list(itertools.islice(iterator, skipped))) < skipped:
+            return
 
 
 def _describe(element):
