@@ -179,3 +179,27 @@ def test_windows_of_tuples_are_tuples_of_datasets():
     assert spec[0].element_spec == tf.TensorSpec((), tf.int32)
     assert int(Dataset.range(5).filter(lambda x: x > 0).window(2).cardinality()) == (
         tf.data.UNKNOWN_CARDINALITY)
+
+
+def test_sample_from_datasets_draws_by_weight():
+    ones, zeros = Dataset.from_tensors(1).repeat(), Dataset.from_tensors(0).repeat()
+    mixed = Dataset.sample_from_datasets([ones, zeros], [0.2, 0.8], seed=4)
+    assert int(mixed.cardinality()) == tf.data.INFINITE_CARDINALITY  # TF: -1
+    draws = np.array(_ints(mixed.take(20000)))
+    assert abs(draws.mean() - 0.2) < 0.015
+    assert _ints(mixed.take(50)) == _ints(mixed.take(50))  # same seed, same picks
+
+
+def test_sample_from_datasets_exhaustion():
+    a, b = Dataset.range(0, 3), Dataset.range(100, 105)
+    # TF: every element of both, cardinality -2; weight 0 is never drawn: [0, 1, 2].
+    both = Dataset.sample_from_datasets([a, b], [0.5, 0.5], seed=1)
+    assert int(both.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+    assert sorted(_ints(both)) == [0, 1, 2, 100, 101, 102, 103, 104]
+    assert _ints(Dataset.sample_from_datasets([a, b], [1.0, 0.0], seed=1)) == [0, 1, 2]
+    # stop_on_empty_dataset: the end comes when the exhausted one is picked.
+    stopped = _ints(Dataset.sample_from_datasets([a, Dataset.range(100, 200).repeat()],
+                                                 seed=2, stop_on_empty_dataset=True))
+    assert [v for v in stopped if v < 100] == [0, 1, 2] and len(stopped) < 200
+    with pytest.raises(ValueError, match='weights must be 2 non-negative'):
+        Dataset.sample_from_datasets([a, b], [1.0])

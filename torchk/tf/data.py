@@ -261,6 +261,54 @@ class Dataset:
                        INFINITE_CARDINALITY)
 
     @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None, name=None):
+        """Elements drawn at random from `datasets`, each element's dataset picked with
+        probability proportional to `weights` among those not exhausted yet.
+
+        # Arguments
+            datasets: a list of datasets of one element structure.
+            weights: a list of non-negative floats, one per dataset (default equal).
+            seed: the seed of the draws (default drawn from torch's generator).
+            stop_on_empty_dataset: whether to end when a picked dataset is exhausted
+                (else it is left out and the draws go on among the others, until only
+                datasets of zero weight are left).
+            rerandomize_each_iteration: whether each iteration draws anew (default False:
+                the same picks in each).
+
+        # Raises
+            ValueError: for weights that are not one non-negative number per dataset.
+        """
+        datasets = list(datasets)
+        probabilities = (np.ones(len(datasets)) if weights is None
+                         else np.asarray(_to_numpy(convert_to_tensor(weights)), np.float64))
+        if probabilities.shape != (len(datasets),) or (probabilities < 0).any():
+            raise ValueError('Dataset.sample_from_datasets: weights must be %d non-negative '
+                             'numbers, one per dataset; got %r.' % (len(datasets), weights))
+        seeds = _seeds(seed, bool(rerandomize_each_iteration))
+        cardinalities = [d._cardinality for d in datasets]
+        infinite = (all(c == INFINITE_CARDINALITY for c in cardinalities) or (
+            INFINITE_CARDINALITY in cardinalities and not stop_on_empty_dataset))
+
+        def iterate():
+            generator = np.random.default_rng(next(seeds))
+            iterators = [iter(d) for d in datasets]
+            live = list(range(len(datasets)))
+            while live:
+                remaining = probabilities[live]
+                if remaining.sum() <= 0:
+                    return
+                k = live[int(generator.choice(len(live), p=remaining / remaining.sum()))]
+                element = next(iterators[k], _END)
+                if element is not _END:
+                    yield element
+                elif stop_on_empty_dataset:
+                    return
+                else:
+                    live.remove(k)
+        return Dataset(iterate, INFINITE_CARDINALITY if infinite else UNKNOWN_CARDINALITY)
+
+    @staticmethod
     def zip(datasets, name=None):
         """A dataset of tuples (or dicts) of the elements of `datasets` (a tuple or dict of
         datasets), as long as the shortest."""
@@ -831,5 +879,5 @@ experimental = Namespace('tf.data.experimental', {
     'UNKNOWN_CARDINALITY': UNKNOWN_CARDINALITY,
     'cardinality': lambda dataset: dataset.cardinality(),
     'CsvDataset': CsvDataset, 'make_csv_dataset': make_csv_dataset,
-    'Counter': Dataset.counter})
+    'Counter': Dataset.counter, 'sample_from_datasets': Dataset.sample_from_datasets})
 __getattr__ = module_getattr('tf.data')
