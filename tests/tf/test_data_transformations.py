@@ -203,3 +203,18 @@ def test_sample_from_datasets_exhaustion():
     assert [v for v in stopped if v < 100] == [0, 1, 2] and len(stopped) < 200
     with pytest.raises(ValueError, match='weights must be 2 non-negative'):
         Dataset.sample_from_datasets([a, b], [1.0])
+
+
+@pytest.mark.parametrize('initial_dist', [[0.9, 0.1], None])
+def test_rejection_resample_follows_the_target_distribution(initial_dist):
+    labels = np.array([0] * 900 + [1] * 100)
+    source = Dataset.from_tensor_slices((np.arange(1000), labels)).repeat(20)
+    resampled = source.rejection_resample(lambda x, y: y, target_dist=[0.5, 0.5],
+                                          initial_dist=initial_dist, seed=3)
+    pairs = [(int(c), int(element[1])) for c, element in resampled]
+    assert all(c == label for c, label in pairs)
+    classes = np.array([c for c, _ in pairs])
+    # binomial: about 4000 kept (all 2000 of class 1), the mean within 3 standard errors
+    assert len(classes) > 3000 and abs(classes.mean() - 0.5) < 0.03
+    with pytest.raises(ValueError, match='class_func gave class 1'):
+        list(source.rejection_resample(lambda x, y: y, target_dist=[1.0], seed=0))

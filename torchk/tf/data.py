@@ -537,6 +537,48 @@ class Dataset:
                     _list_dataset([f[i] for f in leaves]) for i in range(len(leaves[0]))])
         return Dataset(iterate, cardinality)
 
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None,
+                           name=None):
+        """Pairs `(class, element)` of the elements kept at random so that their classes
+        follow `target_dist`: an element of class `i` is kept with probability
+        `(target_i / initial_i) / max_j(target_j / initial_j)`.
+
+        # Arguments
+            class_func: a function from an element (a tuple unpacked) to its class, an
+                integer scalar in `[0, len(target_dist))`.
+            target_dist: the wanted probability of each class.
+            initial_dist: the classes' probabilities in this dataset (default: estimated
+                from the classes seen so far).
+            seed: the seed of the draws (default drawn from torch's generator).
+
+        # Raises
+            ValueError: for distributions of different lengths or a class out of range.
+        """
+        target = np.asarray(_to_numpy(convert_to_tensor(target_dist)), np.float64)
+        initial = (None if initial_dist is None
+                   else np.asarray(_to_numpy(convert_to_tensor(initial_dist)), np.float64))
+        if initial is not None and initial.shape != target.shape:
+            raise ValueError('Dataset.rejection_resample: initial_dist has %d classes, '
+                             'target_dist %d.' % (initial.size, target.size))
+        seeds = _seeds(seed, True)
+
+        def iterate():
+            generator = np.random.default_rng(next(seeds))
+            counts = np.zeros(target.size)
+            for element in self:
+                label = convert_to_tensor(_call(class_func, element))
+                k = int(label)
+                if not 0 <= k < target.size:
+                    raise ValueError('Dataset.rejection_resample: class_func gave class %d; '
+                                     'target_dist has %d classes.' % (k, target.size))
+                counts[k] += 1
+                seen = initial if initial is not None else counts / counts.sum()
+                with np.errstate(divide='ignore', invalid='ignore'):
+                    ratios = np.where(seen > 0, target / seen, 0.)
+                if generator.random() < ratios[k] / ratios.max():
+                    yield label, element
+        return Dataset(iterate)
+
     def reduce(self, initial_state, reduce_func, name=None):
         """Folds the elements into a state: `reduce_func(state, element)` (the element as
         one argument) from `initial_state`, each new state a structure of tensors of the
