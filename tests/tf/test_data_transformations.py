@@ -208,7 +208,9 @@ def test_sample_from_datasets_exhaustion():
 @pytest.mark.parametrize('initial_dist', [[0.9, 0.1], None])
 def test_rejection_resample_follows_the_target_distribution(initial_dist):
     labels = np.array([0] * 900 + [1] * 100)
-    source = Dataset.from_tensor_slices((np.arange(1000), labels)).repeat(20)
+    # shuffled: an estimated initial distribution needs the classes mixed, as in TF
+    source = Dataset.from_tensor_slices((np.arange(1000), labels)).shuffle(
+        1000, seed=0).repeat(20)
     resampled = source.rejection_resample(lambda x, y: y, target_dist=[0.5, 0.5],
                                           initial_dist=initial_dist, seed=3)
     pairs = [(int(c), int(element[1])) for c, element in resampled]
