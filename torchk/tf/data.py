@@ -285,6 +285,13 @@ class Dataset:
         if probabilities.shape != (len(datasets),) or (probabilities < 0).any():
             raise ValueError('Dataset.sample_from_datasets: weights must be %d non-negative '
                              'numbers, one per dataset; got %r.' % (len(datasets), weights))
+        if isinstance(weights, (list, tuple)):
+            # As TF: datasets of weight 0 in a list are left out; one left is the result.
+            kept = [i for i, p in enumerate(probabilities) if p > 0]
+            datasets = [datasets[i] for i in kept] or [datasets[0].take(0)]
+            probabilities = probabilities[kept] if kept else np.ones(1)
+        if len(datasets) == 1:
+            return datasets[0]
         seeds = _seeds(seed, bool(rerandomize_each_iteration))
         cardinalities = [d._cardinality for d in datasets]
         infinite = (all(c == INFINITE_CARDINALITY for c in cardinalities) or (
