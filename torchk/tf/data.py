@@ -161,10 +161,12 @@ def _call(function, element):
 class Dataset:
     """A re-iterable sequence of elements (`tf.data.Dataset`).
 
-    Build one with `from_tensor_slices`, `from_tensors`, `from_generator`, `range` or `zip`,
-    transform it (`map`, `filter`, `shuffle`, `batch`, `padded_batch`, `repeat`, `take`,
-    `skip`, `shard`, `cache`, `unbatch`, `enumerate`, `concatenate`, `prefetch`), and iterate
-    it with `for`: elements are torch tensors in tuples and dicts.
+    Build one with `from_tensor_slices`, `from_tensors`, `from_generator`, `range`,
+    `counter`, `list_files`, `zip` or `sample_from_datasets` (or a file source of
+    `data_sources`), transform it (`map`, `filter`, `shuffle`, `batch`, `padded_batch`,
+    `repeat`, `take`, `skip`, `shard`, `cache`, `unbatch`, `enumerate`, `concatenate`,
+    `interleave`, `flat_map`, `window`, `rejection_resample`, `prefetch`), fold it with
+    `reduce`, and iterate it with `for`: elements are torch tensors in tuples and dicts.
     """
 
     def __init__(self, iterate, cardinality=UNKNOWN_CARDINALITY, batch_size=0):
