@@ -220,3 +220,24 @@ def test_rejection_resample_follows_the_target_distribution(initial_dist):
     assert len(classes) > 3000 and abs(classes.mean() - 0.5) < 0.03
     with pytest.raises(ValueError, match='class_func gave class 1'):
         list(source.rejection_resample(lambda x, y: y, target_dist=[1.0], seed=0))
+
+
+def test_from_generator_checks_the_declared_shapes():
+    # TF: InvalidArgumentError "`generator` yielded an element of shape (2, 2) where an
+    # element of shape (None,) was expected", after the first element; and (3,) for (2,).
+    def generate():
+        yield 1, np.zeros(3)
+        yield 2, np.zeros((2, 2))
+    dataset = Dataset.from_generator(generate, output_types=(tf.int32, tf.float32),
+                                     output_shapes=((), (None,)))
+    iterator = iter(dataset)
+    assert next(iterator)[1].shape == (3,)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r'shape \(2, 2\) where an '
+                       r'element of shape \(None,\)'):
+        next(iterator)
+    spec = Dataset.from_generator(lambda: iter([[1, 2, 3]]),
+                                  output_signature=tf.TensorSpec((2,), tf.int32))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r'\(3,\) where .* \(2,\)'):
+        list(spec)
+    assert [v.tolist() for v in Dataset.from_generator(lambda: iter([[1, 2, 3]]),
+                                                       output_types=tf.int32)] == [[1, 2, 3]]

@@ -24,6 +24,7 @@ from .. import structure
 from .. import tf_dtypes as dtypes
 from . import trackable
 from .namespaces import Namespace, module_getattr
+from .op_errors import InvalidArgumentError
 from .tensors import convert_to_tensor
 
 __all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental',
@@ -237,11 +238,20 @@ class Dataset:
             raise TypeError('Dataset.from_generator needs output_signature (or output_types).')
         arguments = tuple(args or ())
 
+        shapes = _leaf_shapes(signature, output_shapes)
+
         def iterate():
             for value in generator(*arguments):
                 if isinstance(value, list) and isinstance(signature, tuple):
                     value = tuple(value)
-                yield _element(value, signature)
+                element = _element(value, signature)
+                for leaf, shape in zip(structure.flatten(element), shapes):
+                    if shape is not None and not _compatible(tuple(leaf.shape), shape):
+                        raise InvalidArgumentError(
+                            'Dataset.from_generator: `generator` yielded an element of shape '
+                            '%s where an element of shape %s was expected.'
+                            % (tuple(leaf.shape), shape))
+                yield element
         return Dataset(iterate)
 
     @staticmethod
@@ -760,6 +770,26 @@ class _Slices(Dataset):
                 yield self._gather(indices[start:start + size])
         return Dataset(iterate, _batched_cardinality(len(self._order), size, drop_remainder),
                        size if drop_remainder else None)
+
+
+def _leaf_shapes(signature, shapes):
+    """The shape declared for each leaf of a generator's elements (flattened as
+    `structure.flatten`; None: any), from `TensorSpec`s or `output_shapes`."""
+    if isinstance(signature, dict):
+        return [shape for key in sorted(signature) for shape in _leaf_shapes(
+            signature[key], None if shapes is None else shapes[key])]
+    if isinstance(signature, (tuple, list)):
+        return [shape for i, item in enumerate(signature) for shape in _leaf_shapes(
+            item, None if shapes is None else shapes[i])]
+    if isinstance(signature, TensorSpec):
+        return [signature.shape]
+    dims = getattr(shapes, 'dims', shapes)
+    return [None if dims is None else tuple(None if d is None else int(d) for d in dims)]
+
+
+def _compatible(shape, declared):
+    return len(shape) == len(declared) and all(
+        d is None or d == n for n, d in zip(shape, declared))
 
 
 def _cpu_count():
