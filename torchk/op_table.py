@@ -727,6 +727,7 @@ _NOT_RECORDABLE_REASONS = {
         'signal.hann_window', 'signal.hamming_window'),
     'file and audio I/O on the host: reads files and decodes their bytes, not a tensor op': (
         'io.*', 'audio.*'),
+    'runs a Python function at once (torchk is eager); no op to record': ('py_function',),
 }
 # The names `torchk.tf` provides that are no op of this table, with why (`'config.*'`: every
 # name of a namespace). tests/tf/test_op_table.py checks that every other name is an op.

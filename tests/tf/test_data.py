@@ -164,8 +164,8 @@ def test_from_tensors_and_strings():
 
 
 def test_missing_names_point_at_the_document():
-    with pytest.raises(AttributeError, match=r'tf\.data\.TFRecordDataset: torchk does not'):
-        tf.data.TFRecordDataset
+    with pytest.raises(AttributeError, match=r'tf\.data\.FixedLengthRecordDataset: torchk does'):
+        tf.data.FixedLengthRecordDataset
 
 
 @pytest.mark.parametrize('num_shards, index, expected', [

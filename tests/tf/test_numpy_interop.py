@@ -44,6 +44,21 @@ def test_numpy_functions_compute_on_tensor_values(interop, name, call):
     np.testing.assert_array_equal(result, expected)
 
 
+def test_numpy_ufuncs_on_tensors_return_arrays(interop):
+    # TF: np.logical_and(eager_tensor > 0, array) is a bool ndarray, np.add(tensor, 1) an
+    # ndarray, np.sqrt of a scalar tensor a numpy scalar.
+    tensor = torch.tensor(VALUES)
+    mask = np.array([[True], [False], [True]])
+    both = np.logical_and(tensor > 0, mask)
+    assert isinstance(both, np.ndarray) and both.dtype == bool
+    np.testing.assert_array_equal(both, np.logical_and(VALUES > 0, mask))
+    added = np.add(tensor, 1)
+    assert isinstance(added, np.ndarray)
+    np.testing.assert_array_equal(added, VALUES + 1)
+    root = np.sqrt(torch.tensor(4.))
+    assert isinstance(root, np.generic) and root == 2.
+
+
 def test_bfloat16_tensors_compute_in_float32(interop):
     tensor = torch.tensor(VALUES).to(torch.bfloat16)
     np.testing.assert_array_equal(np.mean(tensor), np.mean(tensor.float().numpy()))
@@ -89,6 +104,7 @@ def test_uninstall_gives_torch_its_own_behaviour():
     numpy_interop.install()
     numpy_interop.uninstall()
     assert '__array_function__' not in torch.Tensor.__dict__
+    assert isinstance(np.add(torch.tensor([1.]), 1), torch.Tensor)
     with pytest.raises(TypeError):
         np.var(torch.tensor(VALUES))
     with pytest.raises(TypeError):

@@ -20,7 +20,7 @@ from . import (data, image, linalg, math, nn, profiler, random, saved_model, str
                summary)
 from . import audio, io, signal
 from .checkpoint import train
-from .control_flow import map_fn
+from .control_flow import map_fn, py_function
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .custom_gradient import custom_gradient
 from .data import TensorSpec
@@ -72,7 +72,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler',
-    'custom_gradient'})
+    'custom_gradient', 'py_function'})
 
 
 def __getattr__(name):

@@ -1,9 +1,10 @@
-"""`tf.map_fn`: a function applied to each slice of tensors along their first axis."""
+"""`tf.map_fn` and `tf.py_function`: Python functions applied to tensors."""
 import torch
 
 from .. import core as K
 from .. import graph
 from .. import structure
+from .. import tf_dtypes
 from .tensors import convert_to_tensor
 
 
@@ -35,3 +36,51 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
     stacked = [torch.stack([convert_to_tensor(r) for r in column])
                for column in zip(*[structure.flatten(r) for r in results])]
     return structure.pack_as(results[0], stacked)
+
+
+def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803  (TF's names)
+    """Calls the Python function `func` on tensors now (`tf.py_function`; torchk is eager).
+
+    # Arguments
+        func: a Python callable (if None: a decorator taking it, as TF allows).
+        inp: the arguments, converted to tensors.
+        Tout: the result's dtype, or a list or tuple of them (the result is then a list;
+            an empty one for a function run for its effects).
+
+    # Returns
+        A tensor, or a list of tensors if `Tout` is a list or tuple.
+
+    # Raises
+        ValueError: if a tensor `func` returns has another dtype than `Tout` says, or it
+            returns another number of values.
+    """
+    if func is None:
+        return lambda function: _PyFunction(function, Tout)
+    return _PyFunction(func, Tout)(*(inp or ()))
+
+
+class _PyFunction:
+    def __init__(self, function, dtypes):
+        self._function = function
+        self._dtypes = dtypes
+
+    def __call__(self, *args):
+        result = self._function(*[convert_to_tensor(arg) for arg in args])
+        if not isinstance(self._dtypes, (list, tuple)):
+            return _returned(result, self._dtypes)
+        if not self._dtypes:
+            return []
+        values = list(result) if isinstance(result, (list, tuple)) else [result]
+        if len(values) != len(self._dtypes):
+            raise ValueError('tf.py_function: Tout has %d dtypes; the function returned %d '
+                             'values.' % (len(self._dtypes), len(values)))
+        return [_returned(value, dtype) for value, dtype in zip(values, self._dtypes)]
+
+
+def _returned(value, dtype):
+    if isinstance(value, torch.Tensor) and tf_dtypes.as_dtype(value.dtype) != (
+            tf_dtypes.as_dtype(dtype)):
+        raise ValueError('tf.py_function: Tout asks for %s; the function returned a tensor '
+                         'of dtype %s.' % (tf_dtypes.as_dtype(dtype).name,
+                                           tf_dtypes.as_dtype(value.dtype).name))
+    return convert_to_tensor(value, dtype)

@@ -54,7 +54,9 @@ def constant(value, dtype=None, shape=None, name=None):
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
-    """A tensor of zeros of `shape`."""
+    """A tensor of zeros of `shape` (of empty strings for `tf.string`, as TF)."""
+    if dtypes.as_dtype(dtype).is_string:
+        return strings.StringTensor(np.full(shape_tuple(shape), b'', dtype=object))
     return torch.zeros(shape_tuple(shape), dtype=dtypes.torch_dtype(dtype),
                        device=config.device())
 

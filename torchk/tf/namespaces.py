@@ -231,6 +231,10 @@ How it differs from TensorFlow:
   ops ignore per-op seeds (use `tf.random.set_seed`); `tf.config.set_visible_devices([],
   'GPU')` puts torchk on the CPU.
 - `tf.data.Dataset` iterates in Python; `element_spec` is read from the first element.
+  Random draws (`shuffle`, `sample_from_datasets`, `rejection_resample`) follow TF's
+  distributions, not its random streams; `rejection_resample` keeps elements by plain
+  rejection (TF also mixes in unfiltered elements: the same class distribution, other
+  counts).
 - `tf.distribute`: a replica is a process. `MirroredStrategy` and
   `MultiWorkerMirroredStrategy` are data parallelism over the processes `torchrun` started
   (`torchrun --nproc-per-node N -m torchk run SCRIPT`; torch.distributed, NCCL on GPUs, gloo

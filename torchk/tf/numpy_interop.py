@@ -6,7 +6,8 @@ eager tensors have no methods of those names, so numpy computes on their values 
 arrays. torch tensors have `mean`, `var`, `sum`, ... with torch's arguments, which numpy
 calls with its own (`axis`, `dtype`, `out`, `ddof`) and which refuse them. Torch tensors
 implement numpy's `__array_function__` protocol: a numpy function given a tensor computes on
-its values (detached, on the host) and returns what numpy returns.
+its values (detached, on the host) and returns what numpy returns; so do numpy's ufuncs
+(`np.add(tensor, 1)`, `np.logical_and(tensor > 0, array)`: arrays, not tensors).
 
 Python operators between a numpy array (or a list) and a tensor, either side:
 `numpy_array - tensor`, `tensor < numpy_array`. numpy defers to a torch tensor's reflected
@@ -20,6 +21,8 @@ import numpy as np
 import torch
 
 _ATTRIBUTE = '__array_function__'
+_WRAP = '__array_wrap__'
+_TORCH_WRAP = [None]
 _OPERATORS = ('__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__',
               '__truediv__', '__rtruediv__', '__floordiv__', '__rfloordiv__', '__mod__',
               '__rmod__', '__pow__', '__rpow__', '__matmul__', '__rmatmul__', '__and__',
@@ -43,6 +46,12 @@ def _array_function(self, function, types, args, kwargs):
     return function(*_as_arrays(args), **_as_arrays(kwargs))
 
 
+def _array_wrap(self, array, context=None, return_scalar=False):
+    """numpy's ufuncs (`np.add`, `np.logical_and`) on tensors return what they return on
+    arrays, as on TF's eager tensors (torch's own wrap makes a tensor, bool as uint8)."""
+    return array[()] if return_scalar else array
+
+
 def _taking_arrays(operator):
     """torch's `operator` of a tensor, with a numpy array or a list as the other operand
     converted to the tensor's dtype and device first, as TF converts it."""
@@ -59,6 +68,9 @@ def install():
     Python operators between arrays and tensors compute as TF's (idempotent)."""
     if torch.Tensor.__dict__.get(_ATTRIBUTE) is not _array_function:
         setattr(torch.Tensor, _ATTRIBUTE, _array_function)
+    if torch.Tensor.__dict__.get(_WRAP) is not _array_wrap:
+        _TORCH_WRAP[:] = [torch.Tensor.__dict__.get(_WRAP)]
+        setattr(torch.Tensor, _WRAP, _array_wrap)
     if not _TORCH_OPERATORS:
         for name in _OPERATORS:
             _TORCH_OPERATORS[name] = torch.Tensor.__dict__.get(name)
@@ -70,6 +82,11 @@ def uninstall():
     operators."""
     if torch.Tensor.__dict__.get(_ATTRIBUTE) is _array_function:
         delattr(torch.Tensor, _ATTRIBUTE)
+    if torch.Tensor.__dict__.get(_WRAP) is _array_wrap:
+        if _TORCH_WRAP[0] is None:
+            delattr(torch.Tensor, _WRAP)
+        else:
+            setattr(torch.Tensor, _WRAP, _TORCH_WRAP[0])
     for name, operator in _TORCH_OPERATORS.items():
         if operator is None:
             delattr(torch.Tensor, name)

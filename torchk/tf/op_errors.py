@@ -27,6 +27,10 @@ class UnimplementedError(OpError, NotImplementedError):
     """`tf.errors.UnimplementedError`."""
 
 
+class DataLossError(OpError, IOError):
+    """`tf.errors.DataLossError`: a file's content is truncated or corrupted."""
+
+
 def tf_error(error):
     """The `tf.errors` exception TF raises where torch (or torchk's checks) raised `error`:
     `ResourceExhaustedError` for memory, `UnimplementedError` for what a kernel does not

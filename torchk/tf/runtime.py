@@ -20,8 +20,8 @@ from .. import config as torchk_config
 from .. import strings
 from . import tracing
 from .namespaces import Namespace
-from .op_errors import (InvalidArgumentError, NotFoundError, OpError, OutOfRangeError,
-                        ResourceExhaustedError, UnimplementedError)
+from .op_errors import (DataLossError, InvalidArgumentError, NotFoundError, OpError,
+                        OutOfRangeError, ResourceExhaustedError, UnimplementedError)
 
 
 class _Device:
@@ -395,7 +395,8 @@ class TensorShape:
 errors = Namespace('tf.errors', {
     'OpError': OpError, 'InvalidArgumentError': InvalidArgumentError,
     'ResourceExhaustedError': ResourceExhaustedError, 'NotFoundError': NotFoundError,
-    'OutOfRangeError': OutOfRangeError, 'UnimplementedError': UnimplementedError})
+    'OutOfRangeError': OutOfRangeError, 'UnimplementedError': UnimplementedError,
+    'DataLossError': DataLossError})
 
 debugging = Namespace('tf.debugging', {
     'set_log_device_placement': nothing,

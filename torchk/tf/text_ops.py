@@ -52,6 +52,8 @@ HOST_OPS = {
     'size': lambda input, out_type='int32': convert_to_tensor(
         np.array(input.size, dtype=str(out_type))),
     'rank': lambda input: convert_to_tensor(np.array(input.ndim, dtype='int32')),
+    'math.equal': lambda x, y: convert_to_tensor(np.equal(x, strings.as_bytes(y, 'y'))),
+    'math.not_equal': lambda x, y: convert_to_tensor(np.not_equal(x, strings.as_bytes(y, 'y'))),
 }
 
 
