@@ -216,3 +216,25 @@ def test_numpy_scalars_are_fed_not_recorded_anew():
     for factor in (2., 3., 0.5):
         np.testing.assert_allclose(scaled(X[:4], np.float32(factor)).numpy(), X[:4] * factor)
     assert calls == [1]
+
+
+def test_python_values_returned_become_tensors_as_in_tf():
+    # TF 2.21: `return 1, 'a', None, 2.5, x` gives int32, string and float32 tensors, None
+    # and x; a branch returning `0` (run eagerly here: `if` on a tensor) an int32 tensor.
+    @tf.function
+    def values(x):
+        return 1, 'a', None, 2.5, x
+
+    one, text, nothing, number, x = values(tf.constant(3))
+    assert one.dtype == torch.int32 and int(one) == 1
+    assert text.numpy() == b'a' and nothing is None
+    assert number.dtype == torch.float32 and float(number) == 2.5 and int(x) == 3
+
+    @tf.function
+    def relu(x):
+        if tf.greater(x, 0):
+            return x
+        return 0
+
+    assert relu(tf.constant(-1)).dtype == torch.int32 and int(relu(tf.constant(-1))) == 0
+    assert int(relu(tf.constant(4))) == 4

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .. import config as torchk_config
-from .. import strings
+from .. import graph, strings
 from . import tracing
 from .namespaces import Namespace
 from .op_errors import (InvalidArgumentError, NotFoundError, OpError, OutOfRangeError,
@@ -249,6 +249,39 @@ def _set_inter_op_threads(num_threads):
         torch.set_num_interop_threads(int(num_threads))
 
 
+# Grappler's options in the order TF reports them; all but `min_graph_nodes` are switches.
+_OPTIMIZER_OPTIONS = (
+    'layout_optimizer', 'constant_folding', 'shape_optimization', 'remapping',
+    'arithmetic_optimization', 'dependency_optimization', 'loop_optimization',
+    'function_optimization', 'debug_stripper', 'disable_model_pruning',
+    'scoped_allocator_optimization', 'pin_to_host_optimization', 'implementation_selector',
+    'auto_mixed_precision', 'disable_meta_optimizer', 'min_graph_nodes')
+_optimizer_options = {'disable_model_pruning': False, 'disable_meta_optimizer': False}
+
+
+def set_experimental_options(options):
+    """Records TF's graph optimizer options (`tf.config.optimizer.set_experimental_options`):
+    the given ones are updated, the others kept, unknown names ignored, as TF does.
+
+    They change nothing in how torchk computes: its programs are torch's ops, not graphs that
+    TF's optimizer (Grappler) rewrites, so constant folding or debug stripping do not happen
+    (a `tf.debugging.check_numerics` stays checked).
+
+    # Arguments
+        options: a dict of option names to booleans (`min_graph_nodes`: an int).
+    """
+    for name, value in options.items():
+        if name in _OPTIMIZER_OPTIONS:
+            _optimizer_options[name] = int(value) if name == 'min_graph_nodes' else bool(value)
+
+
+def get_experimental_options():
+    """The options `set_experimental_options` recorded, with TF's two defaults
+    (`disable_model_pruning` and `disable_meta_optimizer`, False), in TF's order."""
+    return {name: _optimizer_options[name] for name in _OPTIMIZER_OPTIONS
+            if name in _optimizer_options}
+
+
 _DEVICES = {
     'list_physical_devices': list_physical_devices,
     'list_logical_devices': list_logical_devices,
@@ -277,8 +310,9 @@ config = Namespace('tf.config', dict(
         'set_inter_op_parallelism_threads': _set_inter_op_threads,
         'get_intra_op_parallelism_threads': torch.get_num_threads,
         'get_inter_op_parallelism_threads': torch.get_num_interop_threads}),
-    optimizer=Namespace('tf.config.optimizer', {'set_jit': nothing,
-                                                'set_experimental_options': nothing}),
+    optimizer=Namespace('tf.config.optimizer', {
+        'set_jit': nothing, 'set_experimental_options': set_experimental_options,
+        'get_experimental_options': get_experimental_options}),
     run_functions_eagerly=tracing.run_functions_eagerly,
     functions_run_eagerly=tracing.functions_run_eagerly,
     set_soft_device_placement=set_soft_device_placement,
@@ -397,7 +431,32 @@ errors = Namespace('tf.errors', {
     'ResourceExhaustedError': ResourceExhaustedError, 'NotFoundError': NotFoundError,
     'OutOfRangeError': OutOfRangeError, 'UnimplementedError': UnimplementedError})
 
+@graph.op
+def check_numerics(tensor, message, name=None):
+    """`tensor`, after checking that it holds no NaN or infinity (`tf.debugging.check_numerics`).
+
+    # Arguments
+        tensor: a floating point tensor.
+        message: the start of the error's message.
+
+    # Raises
+        InvalidArgumentError: for a tensor that is not floating point, or holds a NaN or an
+            infinity (when it is computed, in a `tf.function`).
+    """
+    if not tensor.is_floating_point():
+        raise InvalidArgumentError('tf.debugging.check_numerics: a %s tensor; it checks '
+                                   'floating point tensors only.' % tensor.dtype)
+    if tensor.device.type != 'meta':
+        kinds = [kind for kind, found in (('Inf', torch.isinf), ('NaN', torch.isnan))
+                 if bool(found(tensor).any())]
+        if kinds:
+            raise InvalidArgumentError('%s : Tensor had %s values' % (message,
+                                                                      ' and '.join(kinds)))
+    return tensor
+
+
 debugging = Namespace('tf.debugging', {
+    'check_numerics': check_numerics,
     'set_log_device_placement': nothing,
     'enable_check_numerics': nothing,
     'disable_check_numerics': nothing,

@@ -19,7 +19,9 @@ TF's rules, kept:
   is collected as updates, and ops recorded after a write read the written value (so
   `metric.result()` after `update_state` gives the updated result). All updates are written
   after the program has computed its outputs.
-- Results are tensors, in the structure the Python returned.
+- Results are tensors, in the structure the Python returned: Python numbers, booleans and
+  strings among them become tensors too (`return 0` gives an int32 scalar), as TF converts
+  a function's outputs; None and other objects are returned as they are.
 
 What cannot be recorded: Python that needs a tensor's value (`if` on a tensor, `float(t)`,
 `.numpy()`; TF's autograph turns some of these into graph control flow, torchk does not), or
@@ -170,6 +172,18 @@ def _signature(args, kwargs):
     return (shape_of(list(args)), tuple(sorted((k, shape_of(v)) for k, v in kwargs.items())))
 
 
+def _as_tensors(result):
+    """`result` with its Python numbers, booleans and strings as tensors (TF's dtypes: int32,
+    float32, bool, string), as a `tf.function` returns them."""
+    from .tensors import convert_to_tensor
+
+    def leaf(value):
+        if isinstance(value, (bool, int, float, str, bytes)):
+            return convert_to_tensor(value)
+        return value
+    return structure.map_structure(leaf, result)
+
+
 class _Program:
     """A step recorded for one signature: `K.function` of its placeholders, its outputs and
     the updates it wrote.
@@ -229,15 +243,17 @@ class Function:
         self._remember(key, args, kwargs)
         for observe in list(call_observers):
             observe(self, args, kwargs)
-        if _settings['eager'] or _tape_recording():
+        if _settings['eager']:
             return self.python_function(*args, **kwargs)
+        if _tape_recording():
+            return _as_tensors(self.python_function(*args, **kwargs))
         program = self._programs.get(key)
         if program is None:
             program = self._programs[key] = self._record(args, kwargs)
         if program is _EAGER:
-            return self.python_function(*args, **kwargs)
-        return program([np.asarray(leaf) if isinstance(leaf, np.generic) else leaf
-                        for leaf in _flat(args, kwargs) if _is_value(leaf)])
+            return _as_tensors(self.python_function(*args, **kwargs))
+        return _as_tensors(program([np.asarray(leaf) if isinstance(leaf, np.generic) else leaf
+                                    for leaf in _flat(args, kwargs) if _is_value(leaf)]))
 
     def _placeholders(self, args, kwargs):
         """`(args, kwargs)` with a placeholder for each tensor or array, and the
