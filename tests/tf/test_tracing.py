@@ -238,3 +238,50 @@ def test_python_values_returned_become_tensors_as_in_tf():
 
     assert relu(tf.constant(-1)).dtype == torch.int32 and int(relu(tf.constant(-1))) == 0
     assert int(relu(tf.constant(4))) == 4
+
+
+def test_pretty_printed_concrete_signatures_as_tf_prints_them():
+    # TF 2.21's text for these calls (its function guide).
+    @tf.function
+    def double(a):
+        return a + a
+
+    double(tf.constant(1))
+    double(tf.constant('a'))
+    assert double.pretty_printed_concrete_signatures() == '\n'.join([
+        'Input Parameters:',
+        '  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tf.int32, name=None)',
+        'Output Type:', '  TensorSpec(shape=(), dtype=tf.int32, name=None)',
+        'Captures:', '  None', '',
+        'Input Parameters:',
+        '  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tf.string, name=None)',
+        'Output Type:', '  TensorSpec(shape=(), dtype=tf.string, name=None)',
+        'Captures:', '  None'])
+
+    @tf.function
+    def power(a, b):
+        return a ** b
+
+    power(tf.constant(3.), 2)
+    assert power.pretty_printed_concrete_signatures(verbose=False) == (
+        '(a: TensorSpec(shape=(), dtype=tf.float32, name=None), b: Literal[2]) -> '
+        'TensorSpec(shape=(), dtype=tf.float32, name=None)')
+
+
+def test_equality_with_numbers_is_elementwise_in_a_function_and_signature_checked():
+    # TF's function guide: next_collatz([1, 2]) is [4, 1]; arguments off the
+    # input_signature (rank or dtype) raise TypeError.
+    @tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
+    def next_collatz(x):
+        return tf.where(x % 2 == 0, x // 2, 3 * x + 1)
+
+    assert next_collatz(tf.constant([1, 2, 5, 8])).tolist() == [4, 1, 16, 4]
+    for wrong in (tf.constant([[1, 2], [3, 4]]), tf.constant([1., 2.])):
+        with pytest.raises(TypeError, match='input_signature'):
+            next_collatz(wrong)
+
+    @tf.function
+    def odd(x):
+        return x % 2 != 0
+
+    assert odd(tf.constant([1, 2, 3])).tolist() == [True, False, True]
