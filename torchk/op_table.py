@@ -678,7 +678,7 @@ _NOT_RECORDABLE_REASONS = {
         'executing_eagerly', 'is_tensor', 'print', 'install_import_hook', 'random.set_seed',
         'experimental.numpy.experimental_enable_numpy_behavior', 'config.*', 'data.*',
         'debugging.*', 'errors.*', 'nest.*', 'summary.*', 'test.*', 'version.*',
-        'distribute.*', 'train.*', 'saved_model.*', 'profiler.*'),
+        'distribute.*', 'train.*', 'saved_model.*', 'profiler.*', 'types.*'),
     'scales a loss by the replicas of the tf.distribute strategy entered at the call, which '
     'a saved model does not carry': ('nn.compute_average_loss', 'nn.scale_regularization_loss'),
     'text ops: strings stay on the host, out of torch programs (docs/ARCHITECTURE.md, '

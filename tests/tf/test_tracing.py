@@ -285,3 +285,70 @@ def test_equality_with_numbers_is_elementwise_in_a_function_and_signature_checke
         return x % 2 != 0
 
     assert odd(tf.constant([1, 2, 3])).tolist() == [True, False, True]
+
+
+def test_tracing_types_share_a_signature():
+    traces = []
+
+    class FruitType(tf.types.experimental.TraceType):
+        def __init__(self, fruit):
+            self.kind = type(fruit)
+
+        def __eq__(self, other):
+            return type(other) is FruitType and self.kind is other.kind
+
+        def __hash__(self):
+            return hash(self.kind)
+
+    class Fruit:
+        def __tf_tracing_type__(self, context):
+            return FruitType(self)
+
+    class Apple(Fruit):
+        flavor = tf.constant([1, 2])
+
+    class Mango(Fruit):
+        flavor = tf.constant([3, 4])
+
+    @tf.function
+    def mixed(a, b):
+        traces.append(1)
+        return a.flavor + b.flavor
+
+    assert mixed(Apple(), Mango()).tolist() == [4, 6]
+    assert mixed(Apple(), Mango()).tolist() == [4, 6]
+    assert mixed(Mango(), Mango()).tolist() == [6, 8]
+    assert len(traces) == 2
+
+
+def test_concrete_function_binds_and_prints_as_tf():
+    # TF 2.21 (its function guide): a concrete function of strings refuses an int32
+    # tensor (InvalidArgumentError), one made with b=2 fills b and refuses b=3 (TypeError).
+    @tf.function
+    def double(a):
+        return a + a
+
+    strings = double.get_concrete_function(tf.constant('a'))
+    assert strings(a=tf.constant('b')).numpy() == b'bb'
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        strings(tf.constant(1))
+
+    @tf.function
+    def power(a, b):
+        return a ** b
+
+    square = power.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+    assert float(square(tf.constant(10.))) == 100.
+    with pytest.raises(TypeError):
+        square(tf.constant(10.), b=3)
+    assert str(square) == '\n'.join([
+        'ConcreteFunction Input Parameters:',
+        '  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=<unknown>, dtype=tf.float32, '
+        'name=None)',
+        '  b (POSITIONAL_OR_KEYWORD): Literal[2]',
+        'Output Type:', '  TensorSpec(shape=<unknown>, dtype=tf.float32, name=None)',
+        'Captures:', '  None'])
+    double(tf.constant('a'))
+    assert str(strings.function_type) == (
+        '(a: TensorSpec(shape=(), dtype=tf.string, name=None)) -> '
+        'TensorSpec(shape=(), dtype=tf.string, name=None)')

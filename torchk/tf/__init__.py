@@ -36,7 +36,7 @@ from .runtime import (TensorShape, config, debugging, device, errors, executing_
 from ..structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
 from .tape import GradientTape, UnconnectedGradients
 from .tensors import convert_to_tensor, install_numpy
-from .tracing import function
+from .tracing import TraceType as _TraceType, function
 from .variable import Variable
 
 __version__ = '2.15.0+torchk'
@@ -51,6 +51,8 @@ newaxis = None
 Tensor = torch.Tensor
 nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structure,
                              'pack_sequence_as': _pack})
+types = Namespace('tf.types', {'experimental': Namespace('tf.types.experimental',
+                                                        {'TraceType': _TraceType})})
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
@@ -63,6 +65,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
+    'types',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 

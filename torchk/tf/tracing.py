@@ -147,7 +147,27 @@ def _dtype_name(leaf):
     return config.floatx() if leaf.dtype == np.float64 else leaf.dtype.name
 
 
+class TraceType:
+    """`tf.types.experimental.TraceType`: what an object's `__tf_tracing_type__(context)`
+    returns to choose its signature's program. Calls whose trace types are equal (`__eq__`
+    and `__hash__`) share one; subclasses define those (TF's `is_subtype_of`,
+    `most_specific_common_supertype` and `placeholder_value` are accepted, unused: the
+    object itself is passed to the Python)."""
+
+    def is_subtype_of(self, other):
+        raise NotImplementedError
+
+    def most_specific_common_supertype(self, others):
+        raise NotImplementedError
+
+    def placeholder_value(self, placeholder_context=None):
+        raise NotImplementedError
+
+
 def _key(leaf):
+    tracing_type = getattr(type(leaf), '__tf_tracing_type__', None)
+    if tracing_type is not None:
+        return ('traced', tracing_type(leaf, None))
     if _is_value(leaf):
         return ('tensor', tuple(leaf.shape[1:]), leaf.ndim, _dtype_name(leaf))
     if leaf is None or isinstance(leaf, (bool, int, float, str, bytes)):
