@@ -2,7 +2,8 @@
 `tf.TensorShape`, `tf.errors`, `tf.debugging` and `tf.test`'s GPU queries.
 
 Devices map onto torchk's one device (`torchk.config.device()`): `tf.config` lists torch's
-CPU and CUDA devices (one logical device per physical one), `set_visible_devices([], 'GPU')`
+CPU and CUDA devices (one logical device per physical one, or several logical CPUs, all
+computing on the CPU, after `set_logical_device_configuration` splits it), `set_visible_devices([], 'GPU')`
 moves torchk to the CPU and a list of GPUs to the first of them; memory growth is what
 torch's caching allocator does anyway, so `set_memory_growth` does nothing; a logical
 device's `memory_limit` caps what torch's allocator takes of that GPU
@@ -127,10 +128,20 @@ def set_visible_devices(devices, device_type=None):
     torchk_config.set_device(gpus[0].torch_device if gpus else 'cpu')
 
 
+def _logical_cpus():
+    """The number of logical CPU devices (`set_logical_device_configuration` on the CPU)."""
+    return max(1, len(_logical_configurations.get(('CPU', 0)) or ()))
+
+
 def list_logical_devices(device_type=None):
-    """One logical device per device of `list_physical_devices` (`'/device:CPU:0'`, ...)."""
-    return [LogicalDevice(d.device_type, int(d.name.rsplit(':', 1)[1]))
-            for d in list_physical_devices(device_type)]
+    """The logical devices: `'/device:CPU:0'` to `'/device:CPU:<n-1>'` for the CPU split in
+    n by `set_logical_device_configuration` (all computing on the CPU), and one per GPU."""
+    devices = []
+    for physical in list_physical_devices(device_type):
+        count = _logical_cpus() if physical.device_type == 'CPU' else 1
+        index = int(physical.name.rsplit(':', 1)[1])
+        devices += [LogicalDevice(physical.device_type, index + i) for i in range(count)]
+    return devices
 
 
 def _device(device):
@@ -144,8 +155,9 @@ def _device(device):
     parts = name.rsplit('/', 1)[-1].split(':')
     kind = parts[-2].upper() if len(parts) >= 2 else ''
     index = parts[-1]
+    cpus = 1 if name.startswith('/physical_device:') else _logical_cpus()
     if kind not in ('CPU', 'GPU') or not index.isdigit() or (
-            kind == 'CPU' and index != '0') or (
+            kind == 'CPU' and int(index) >= cpus) or (
             kind == 'GPU' and int(index) >= torch.cuda.device_count()):
         raise ValueError("No matching devices found for '%s'" % name)
     return kind, int(index)
@@ -164,18 +176,23 @@ _logical_configurations = {}
 
 
 def set_logical_device_configuration(device, logical_devices):
-    """Sets a GPU's `LogicalDeviceConfiguration`: its `memory_limit` (megabytes) caps the
-    memory torch's allocator takes of it. A CPU's configuration changes nothing.
+    """Sets a device's `LogicalDeviceConfiguration`s. The CPU may be split in several
+    logical devices, as TF does: `list_logical_devices` then lists `'/device:CPU:0'` to
+    `'/device:CPU:<n-1>'`, which `tf.device` accepts; all of them compute on the CPU. A GPU
+    takes one, whose `memory_limit` (megabytes) caps the memory torch's allocator takes of it.
 
     # Raises
-        ValueError: for several logical devices on one device (TF's virtual devices: torchk
-            computes on whole devices).
+        ValueError: for several logical devices on one GPU (TF's virtual GPUs: torchk
+            computes on whole GPUs).
     """
     kind, index = _device(device)
+    if kind == 'CPU':
+        _logical_configurations[(kind, index)] = list(logical_devices)
+        return
     if len(logical_devices) > 1:
         raise ValueError('tf.config.set_logical_device_configuration: %d logical devices on %s '
-                         '(TF\'s virtual devices) are not provided by torchk, which computes '
-                         'on whole devices; give one.' % (len(logical_devices),
+                         '(TF\'s virtual GPUs) are not provided by torchk, which computes '
+                         'on whole GPUs; give one.' % (len(logical_devices),
                                                   getattr(device, 'name', device)))
     _logical_configurations[(kind, index)] = list(logical_devices)
     limit = logical_devices[0].memory_limit if logical_devices else None
