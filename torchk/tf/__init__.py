@@ -19,7 +19,7 @@ import torch
 from . import (data, image, linalg, math, nn, profiler, random, saved_model, strings,
                summary)
 from .checkpoint import train
-from .control_flow import map_fn
+from .control_flow import map_fn, vectorized_map
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
@@ -65,7 +65,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
-    'types',
+    'types', 'vectorized_map',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 

@@ -1,4 +1,5 @@
-"""`tf.map_fn`: a function applied to each slice of tensors along their first axis."""
+"""`tf.map_fn` and `tf.vectorized_map`: a function applied to each slice of tensors along
+their first axis."""
 import torch
 
 from .. import core as K
@@ -35,3 +36,10 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
     stacked = [torch.stack([convert_to_tensor(r) for r in column])
                for column in zip(*[structure.flatten(r) for r in results])]
     return structure.pack_as(results[0], stacked)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """`tf.vectorized_map`: `fn` applied to each slice of `elems` along the first axis, the
+    results stacked, as `map_fn` computes them (TF vectorizes the function; torchk loops,
+    with the same results)."""
+    return map_fn(fn, elems)
