@@ -715,7 +715,7 @@ _NOT_RECORDABLE_REASONS = {
         'ones_initializer', 'random_normal_initializer', 'random_uniform_initializer',
         'zeros_initializer', 'experimental.numpy.float32', 'experimental.numpy.float64',
         'experimental.numpy.int32', 'experimental.numpy.int64', 'experimental.numpy.ndarray',
-        'experimental.numpy.newaxis'),
+        'experimental.numpy.newaxis', 'uint16', 'uint32', 'uint64'),
     'runtime, configuration or I/O, not a tensor op': (
         'executing_eagerly', 'is_tensor', 'print', 'install_import_hook', 'random.set_seed',
         'experimental.numpy.experimental_enable_numpy_behavior', 'config.*', 'data.*',

@@ -194,7 +194,7 @@ def test_constant_dtype(value):
         tensorflow.constant(value).dtype.name
 
 
-@pytest.mark.parametrize('number', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 18, 19])
+@pytest.mark.parametrize('number', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 17, 18, 19, 22, 23])
 def test_dtype_of_tensorflows_enum_number(number):
     assert torchk.tf.as_dtype(number).name == tensorflow.as_dtype(number).name
 
@@ -230,3 +230,14 @@ def test_tape_jacobians_match_tensorflow(method):
     expected, got = jacobian(tensorflow), jacobian(torchk.tf)
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('name', ['uint16', 'uint32', 'uint64'])
+def test_wide_unsigned_dtypes(name):
+    mine, theirs = getattr(torchk.tf, name), getattr(tensorflow, name)
+    assert (mine.name, mine.is_unsigned, mine.max, mine.min, mine.size) == (
+        theirs.name, theirs.is_unsigned, theirs.max, theirs.min, theirs.size)
+    values = [0, 7, int(theirs.max)]
+    got = torchk.tf.constant(values, dtype=mine)
+    assert got.numpy().dtype == tensorflow.constant(values, dtype=theirs).numpy().dtype
+    assert got.numpy().tolist() == values

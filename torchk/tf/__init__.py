@@ -23,7 +23,8 @@ from .control_flow import map_fn, vectorized_map
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
-                     float16, float32, float64, half, int8, int16, int32, int64, string, uint8)
+                     float16, float32, float64, half, int8, int16, int32, int64, string, uint8,
+                     uint16, uint32, uint64)
 from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
 from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
@@ -65,7 +66,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
-    'types', 'vectorized_map',
+    'types', 'vectorized_map', 'uint16', 'uint32', 'uint64',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler'})
 
