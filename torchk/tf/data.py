@@ -13,6 +13,7 @@ Text has no torch tensor: string leaves are string tensors (`torchk.strings.Stri
 numpy `bytes` on the host); `map`, `batch`, `shuffle`, `cache`, `prefetch`, `unbatch` carry
 them as they carry tensors.
 """
+import copy
 import itertools
 
 import numpy as np
@@ -22,10 +23,13 @@ from .. import strings
 from .. import structure
 from .. import tf_dtypes as dtypes
 from . import trackable
+from .data_options import (AutoShardPolicy, DistributeOptions, Options, OptimizationOptions,
+                           ThreadingOptions)
 from .namespaces import Namespace, module_getattr
 from .tensors import convert_to_tensor
 
-__all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental']
+__all__ = ['AUTOTUNE', 'Dataset', 'INFINITE_CARDINALITY', 'UNKNOWN_CARDINALITY', 'experimental',
+           'Options', 'ThreadingOptions']
 
 AUTOTUNE = -1
 INFINITE_CARDINALITY = -1
@@ -368,6 +372,17 @@ class Dataset:
             complete.append(True)
         return Dataset(iterate, self._cardinality)
 
+    def with_options(self, options, name=None):
+        """The dataset with `options` (a `tf.data.Options`), which `options()` returns; they
+        change nothing in how torchk computes elements (`data_options`)."""
+        dataset = copy.copy(self)
+        dataset._options = options
+        return dataset
+
+    def options(self):
+        """The `tf.data.Options` given by `with_options` (default options if none)."""
+        return getattr(self, '_options', None) or Options()
+
     def prefetch(self, buffer_size=None, name=None):
         """Returns the dataset (elements are computed when iterated; nothing to prefetch)."""
         return self
@@ -621,5 +636,7 @@ def _buffer_shuffle(iterator, buffer_size, seed):
 experimental = Namespace('tf.data.experimental', {
     'AUTOTUNE': AUTOTUNE, 'INFINITE_CARDINALITY': INFINITE_CARDINALITY,
     'UNKNOWN_CARDINALITY': UNKNOWN_CARDINALITY,
-    'cardinality': lambda dataset: dataset.cardinality()})
+    'cardinality': lambda dataset: dataset.cardinality(),
+    'AutoShardPolicy': AutoShardPolicy, 'DistributeOptions': DistributeOptions,
+    'OptimizationOptions': OptimizationOptions})
 __getattr__ = module_getattr('tf.data')
