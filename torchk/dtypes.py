@@ -8,7 +8,8 @@ _BY_NAME = {
     'float32': torch.float32, 'float': torch.float32,
     'float64': torch.float64, 'double': torch.float64,
     'int8': torch.int8, 'int16': torch.int16, 'int32': torch.int32, 'int64': torch.int64,
-    'uint8': torch.uint8,
+    'uint8': torch.uint8, 'uint16': torch.uint16, 'uint32': torch.uint32,
+    'uint64': torch.uint64,
     'bool': torch.bool,
     'complex64': torch.complex64, 'complex128': torch.complex128,
 }

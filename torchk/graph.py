@@ -198,9 +198,13 @@ class SymbolicOperators:
         return record(operator.ge, (self, _operand(other, self)))
 
     def __eq__(self, other):
+        if _tf_equality and _is_operand_value(other):
+            return record(operator.eq, (self, _operand(other, self)))
         return self is other
 
     def __ne__(self, other):
+        if _tf_equality and _is_operand_value(other):
+            return record(operator.ne, (self, _operand(other, self)))
         return self is not other
 
     def __hash__(self):
@@ -544,6 +548,31 @@ def reading_written_values(values):
         yield
     finally:
         _written_values = previous
+
+
+# True while a `tf.function` records (`tf_equality`): `symbol == 0` is then elementwise, as
+# TF 2's tensors compare; elsewhere (Keras' graph building) symbols compare by identity.
+_tf_equality = False
+
+
+def _is_operand_value(value):
+    """A number, array or eager tensor: what `==` on a symbol compares elementwise under
+    `tf_equality` (symbols, None and other objects compare by identity)."""
+    return (isinstance(value, (bool, int, float, np.ndarray, np.generic))
+            or isinstance(value, torch.Tensor) and not isinstance(value, SymbolicOperators))
+
+
+@contextlib.contextmanager
+def tf_equality():
+    """Inside, `==` and `!=` between a symbol and a number, array or eager tensor record an
+    elementwise comparison, as TF 2's tensors do in a `tf.function`."""
+    global _tf_equality
+    previous = _tf_equality
+    _tf_equality = True
+    try:
+        yield
+    finally:
+        _tf_equality = previous
 
 
 def _written_value(value):

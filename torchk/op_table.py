@@ -650,6 +650,46 @@ OPS.update({
     'signal.stft': signal_ops.stft,
 })
 
+# tf.experimental.numpy's settings (`experimental_enable_numpy_behavior`): its values take
+# numpy's dtypes, float32 for float64 with `prefer_float32`.
+NUMPY_SETTINGS = {'prefer_float32': False}
+
+
+def _numpy_float():
+    return 'float32' if NUMPY_SETTINGS['prefer_float32'] else 'float64'
+
+
+def _numpy_array(value):
+    """A Python value as a tensor by numpy's dtype rules (`tf.experimental.numpy`)."""
+    array = np.asarray(value)
+    if array.dtype == np.float64:
+        array = array.astype(_numpy_float())
+    return tensor_of(array)
+
+
+def _numpy_add(x1, x2):
+    """`x1 + x2`; two Python values give a tensor of numpy's dtype (`tnp.add(1., 2.)` is
+    float64), a Python number with a tensor takes the tensor's dtype."""
+    if not (K.is_tensor(x1) or K.is_tensor(x2)):
+        x1 = _numpy_array(x1)
+    return _binary(lambda a, b: a + b)(x1, x2)
+
+
+def _numpy_sqrt(x):
+    """The square root; integers and Python numbers give numpy's float64 (float32 with
+    `prefer_float32`)."""
+    x = x if K.is_tensor(x) else _numpy_array(x)
+    if not K.dtype(x).startswith(('float', 'bfloat', 'complex')):
+        x = K.cast(x, _numpy_float())
+    return K.sqrt(x)
+
+
+OPS.update({
+    'experimental.numpy.add': _numpy_add,
+    'experimental.numpy.sqrt': _numpy_sqrt,
+    'experimental.numpy.copy': lambda a: K.identity(tensor_of(a)),
+})
+
 # The other paths TF 2 exports an op at (`tf.math.exp` is also `tf.exp`).
 ALIASES = {
     'math.abs': ('abs',), 'math.acos': ('acos',), 'math.add': ('add',),
@@ -682,9 +722,10 @@ ALIASES = {
 _NUMPY_NAMES = {
     'matmul': 'linalg.matmul', 'maximum': 'math.maximum', 'minimum': 'math.minimum',
     'mean': 'math.reduce_mean', 'sum': 'math.reduce_sum', 'max': 'math.reduce_max',
-    'min': 'math.reduce_min', 'square': 'math.square', 'sqrt': 'math.sqrt', 'exp': 'math.exp',
+    'min': 'math.reduce_min', 'square': 'math.square', 'exp': 'math.exp',
     'abs': 'math.abs', 'tanh': 'math.tanh', 'reshape': 'reshape', 'transpose': 'transpose',
     'concatenate': 'concat', 'stack': 'stack', 'where': 'where',
+    'expand_dims': 'expand_dims',
 }
 for _name, _key in _NUMPY_NAMES.items():
     ALIASES[_key] = ALIASES.get(_key, ()) + ('experimental.numpy.' + _name,)
@@ -698,12 +739,13 @@ _NOT_RECORDABLE_REASONS = {
         'UnconnectedGradients', 'Variable', 'function', 'device', 'constant_initializer',
         'ones_initializer', 'random_normal_initializer', 'random_uniform_initializer',
         'zeros_initializer', 'experimental.numpy.float32', 'experimental.numpy.float64',
-        'experimental.numpy.int32', 'experimental.numpy.int64'),
+        'experimental.numpy.int32', 'experimental.numpy.int64', 'experimental.numpy.ndarray',
+        'experimental.numpy.newaxis', 'uint16', 'uint32', 'uint64'),
     'runtime, configuration or I/O, not a tensor op': (
         'executing_eagerly', 'is_tensor', 'print', 'install_import_hook', 'random.set_seed',
         'experimental.numpy.experimental_enable_numpy_behavior', 'config.*', 'data.*',
         'debugging.*', 'errors.*', 'nest.*', 'summary.*', 'test.*', 'version.*',
-        'distribute.*', 'train.*', 'saved_model.*', 'profiler.*'),
+        'distribute.*', 'train.*', 'saved_model.*', 'profiler.*', 'types.*'),
     'scales a loss by the replicas of the tf.distribute strategy entered at the call, which '
     'a saved model does not carry': ('nn.compute_average_loss', 'nn.scale_regularization_loss'),
     'text ops: strings stay on the host, out of torch programs (docs/ARCHITECTURE.md, '
@@ -711,13 +753,14 @@ _NOT_RECORDABLE_REASONS = {
     'makes a tensor from Python values and static shapes; torchk computes it at once and '
     'refuses a Keras symbol as its shape, so a saved op layer of it does not load': (
         'constant', 'convert_to_tensor', 'eye', 'fill', 'linspace', 'ones', 'zeros',
-        'experimental.numpy.asarray', 'experimental.numpy.array'),
+        'experimental.numpy.asarray', 'experimental.numpy.array', 'experimental.numpy.ones',
+        'experimental.numpy.zeros', 'experimental.numpy.arange'),
     'random ops computed at once only (torchk records random_normal and random_uniform '
     'through its backend, not as op layers)': (
         'random.categorical', 'random.gamma', 'random.normal', 'random.shuffle',
-        'random.truncated_normal', 'random.uniform'),
+        'random.truncated_normal', 'random.uniform', 'experimental.numpy.random.randn'),
     'runs a Python function per element at once; on a Keras symbol it records Keras\' own '
-    'map_fn, which is no op layer': ('map_fn',),
+    'map_fn, which is no op layer': ('map_fn', 'vectorized_map'),
     'an XLA op of TF\'s internals (`tensorflow.compiler`), computed at once only': (
         'compiler.tf2xla.python.xla.dynamic_update_slice',),
     'a decorator giving a Python function its own gradient (a torch autograd Function); '

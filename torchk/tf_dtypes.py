@@ -23,7 +23,7 @@ from . import dtypes as torchk_dtypes
 from . import strings
 
 _NAMES = ('float16', 'bfloat16', 'float32', 'float64', 'int8', 'int16', 'int32', 'int64',
-          'uint8', 'bool', 'complex64', 'complex128')
+          'uint8', 'bool', 'complex64', 'complex128', 'uint16', 'uint32', 'uint64')
 
 
 class DType(str):
@@ -73,7 +73,7 @@ class DType(str):
 
     @property
     def is_unsigned(self):
-        return self in ('uint8', 'bool')
+        return self in ('uint8', 'uint16', 'uint32', 'uint64', 'bool')
 
     @property
     def size(self):
@@ -127,13 +127,16 @@ int8, int16, int32, int64, uint8 = (_DTYPES[n] for n in ('int8', 'int16', 'int32
 bool = _DTYPES['bool']  # noqa: A001  (TF's name)
 string = _DTYPES['string']
 complex64, complex128 = _DTYPES['complex64'], _DTYPES['complex128']
+# torch stores the wider unsigned integers but computes little on them (no promotion, few
+# kernels): its ops raise on them.
+uint16, uint32, uint64 = _DTYPES['uint16'], _DTYPES['uint32'], _DTYPES['uint64']
 half, double = float16, float64
 
 
 # TensorFlow's `DataType` enum values (types.proto), which `tf.as_dtype` also takes.
 _ENUMS = {1: 'float32', 2: 'float64', 3: 'int32', 4: 'uint8', 5: 'int16', 6: 'int8',
           7: 'string', 8: 'complex64', 9: 'int64', 10: 'bool', 14: 'bfloat16',
-          18: 'complex128', 19: 'float16'}
+          17: 'uint16', 18: 'complex128', 19: 'float16', 22: 'uint32', 23: 'uint64'}
 
 
 def as_dtype(value):
@@ -237,5 +240,8 @@ def value_to_tensor(value, dtype=None, dtype_hint=None):
                             'neither numbers nor strings.' % (value,))
         default = as_dtype(dtype_hint) if dtype_hint is not None else _python_dtype(array)
     target = as_dtype(dtype) if dtype is not None else default
+    if target == 'uint64' and not isinstance(value, (np.ndarray, np.generic)):
+        # Python ints past int64's range make a float64 array, which loses them.
+        array = np.asarray(value, dtype=np.uint64)
     return torchk_dtypes.as_tensor(np.asarray(array), dtype=target.torch_dtype,
                                    device=config.device())

@@ -230,6 +230,36 @@ CASES.update({
 })
 
 
+# tf.experimental.numpy (numpy's dtypes: Python floats are float64; its sqrt of integers
+# needs TF's numpy behaviour, which would change the other cases: tests/tf checks it against
+# numpy), tf.vectorized_map and tf.debugging.check_numerics.
+CASES.update({
+    'tnp_add_numbers': (lambda tf: lambda: tf.experimental.numpy.add(1., 2.), [], False),
+    'tnp_add_tensor_number': (lambda tf: lambda x: tf.experimental.numpy.add(x, 1.5), [X],
+                              True),
+    'tnp_sqrt': (lambda tf: tf.experimental.numpy.sqrt, [P], True),
+    'tnp_copy': (lambda tf: tf.experimental.numpy.copy, [X], True),
+    'tnp_expand_dims': (lambda tf: lambda x: tf.experimental.numpy.expand_dims(x, 0), [X],
+                        True),
+    'tnp_ones': (lambda tf: lambda: tf.experimental.numpy.ones([2, 3]), [], False),
+    'tnp_ones_float32': (lambda tf: lambda: tf.experimental.numpy.ones(
+        4, dtype=tf.experimental.numpy.float32), [], False),
+    'tnp_zeros': (lambda tf: lambda: tf.experimental.numpy.zeros((3,)), [], False),
+    'tnp_arange': (lambda tf: lambda: tf.experimental.numpy.arange(24), [], False),
+    'tnp_arange_float': (lambda tf: lambda: tf.experimental.numpy.arange(1., 4., 0.5), [],
+                         False),
+    'tnp_asarray_int': (lambda tf: lambda: tf.experimental.numpy.asarray(1), [], False),
+    'tnp_asarray_floats': (lambda tf: lambda: tf.experimental.numpy.asarray([1., 2.]), [],
+                           False),
+    'tnp_asarray_dtype': (lambda tf: lambda: tf.experimental.numpy.asarray(
+        3, dtype=tf.experimental.numpy.int32), [], False),
+    'vectorized_map': (lambda tf: lambda x, y: list(tf.vectorized_map(
+        lambda row: (tf.reduce_sum(row[0] * row[1]), row[0] * 2.), (x, y))), [X, Y], False),
+    'check_numerics': (lambda tf: lambda x: tf.debugging.check_numerics(x, 'bad'), [X],
+                       False),
+})
+
+
 @pytest.mark.parametrize('case', sorted(CASES))
 def test_tf_subset_op(case):
     make, inputs, through_graph = CASES[case]
@@ -243,7 +273,7 @@ def test_constant_dtype(value):
         tensorflow.constant(value).dtype.name
 
 
-@pytest.mark.parametrize('number', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 18, 19])
+@pytest.mark.parametrize('number', [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 17, 18, 19, 22, 23])
 def test_dtype_of_tensorflows_enum_number(number):
     assert torchk.tf.as_dtype(number).name == tensorflow.as_dtype(number).name
 
@@ -393,3 +423,12 @@ def test_decode_wav_matches_tensorflow(tmp_path, channels, samples):
     (audio, rate), (expected, expected_rate) = results
     np.testing.assert_array_equal(audio.numpy(), expected.numpy())
     assert audio.numpy().dtype == expected.numpy().dtype and int(rate) == int(expected_rate)
+@pytest.mark.parametrize('name', ['uint16', 'uint32', 'uint64'])
+def test_wide_unsigned_dtypes(name):
+    mine, theirs = getattr(torchk.tf, name), getattr(tensorflow, name)
+    assert (mine.name, mine.is_unsigned, mine.max, mine.min, mine.size) == (
+        theirs.name, theirs.is_unsigned, theirs.max, theirs.min, theirs.size)
+    values = [0, 7, int(theirs.max)]
+    got = torchk.tf.constant(values, dtype=mine)
+    assert got.numpy().dtype == tensorflow.constant(values, dtype=theirs).numpy().dtype
+    assert got.numpy().tolist() == values

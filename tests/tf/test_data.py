@@ -179,3 +179,20 @@ def test_shard(num_shards, index, expected):
 def test_shard_checks_its_index():
     with pytest.raises(ValueError, match=r'index must be in \[0, num_shards=2\); got 2'):
         Dataset.from_tensor_slices(Y).shard(2, 2)
+
+
+def test_options_are_kept_and_change_nothing():
+    # TF 2.21: options never set read None; with_options keeps the elements.
+    options = tf.data.Options()
+    assert options.experimental_distribute.auto_shard_policy is None
+    options.experimental_distribute.auto_shard_policy = (
+        tf.data.experimental.AutoShardPolicy.DATA)
+    options.experimental_optimization.map_fusion = True
+    dataset = tf.data.Dataset.range(6).batch(4)
+    optioned = dataset.with_options(options)
+    assert [b.tolist() for b in optioned] == [[0, 1, 2, 3], [4, 5]]
+    assert optioned.options().experimental_distribute.auto_shard_policy == 2
+    assert optioned.cardinality() == dataset.cardinality()
+    assert dataset.options().experimental_distribute.auto_shard_policy is None
+    with pytest.raises(AttributeError, match='no option'):
+        options.experimental_distribute.auto_shard = 1

@@ -198,3 +198,27 @@ def test_loss_scaling_needs_the_replica_context(single_process):
                              args=([torch.tensor(1.), torch.tensor([2., 3.])],))
     assert float(total) == 6.
     assert float(tf.nn.scale_regularization_loss(torch.tensor(4.))) == 4.
+
+
+def test_distributed_iterator_optional_spec_and_values(single_process):
+    # TF 2.21, one replica: the iterator's optional is empty after the last batch,
+    # get_next raises OutOfRangeError, element_spec is the dataset's, and
+    # experimental_distribute_values_from_function calls the function with replica 0 of 1.
+    strategy = tf.distribute.MirroredStrategy()
+    dataset = tf.data.Dataset.range(5).batch(2)
+    distributed = strategy.experimental_distribute_dataset(dataset)
+    assert distributed.element_spec == dataset.element_spec
+    iterator = iter(distributed)
+    assert next(iterator).tolist() == [0, 1]
+    assert iterator.get_next().tolist() == [2, 3]
+    optional = iterator.get_next_as_optional()
+    assert bool(optional.has_value()) and optional.get_value().tolist() == [4]
+    empty = iterator.get_next_as_optional()
+    assert not bool(empty.has_value())
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        empty.get_value()
+    with pytest.raises(tf.errors.OutOfRangeError):
+        iterator.get_next()
+    seen = strategy.experimental_distribute_values_from_function(
+        lambda context: (context.replica_id_in_sync_group, context.num_replicas_in_sync))
+    assert seen == (0, 1)

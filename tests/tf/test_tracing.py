@@ -216,3 +216,139 @@ def test_numpy_scalars_are_fed_not_recorded_anew():
     for factor in (2., 3., 0.5):
         np.testing.assert_allclose(scaled(X[:4], np.float32(factor)).numpy(), X[:4] * factor)
     assert calls == [1]
+
+
+def test_python_values_returned_become_tensors_as_in_tf():
+    # TF 2.21: `return 1, 'a', None, 2.5, x` gives int32, string and float32 tensors, None
+    # and x; a branch returning `0` (run eagerly here: `if` on a tensor) an int32 tensor.
+    @tf.function
+    def values(x):
+        return 1, 'a', None, 2.5, x
+
+    one, text, nothing, number, x = values(tf.constant(3))
+    assert one.dtype == torch.int32 and int(one) == 1
+    assert text.numpy() == b'a' and nothing is None
+    assert number.dtype == torch.float32 and float(number) == 2.5 and int(x) == 3
+
+    @tf.function
+    def relu(x):
+        if tf.greater(x, 0):
+            return x
+        return 0
+
+    assert relu(tf.constant(-1)).dtype == torch.int32 and int(relu(tf.constant(-1))) == 0
+    assert int(relu(tf.constant(4))) == 4
+
+
+def test_pretty_printed_concrete_signatures_as_tf_prints_them():
+    # TF 2.21's text for these calls (its function guide).
+    @tf.function
+    def double(a):
+        return a + a
+
+    double(tf.constant(1))
+    double(tf.constant('a'))
+    assert double.pretty_printed_concrete_signatures() == '\n'.join([
+        'Input Parameters:',
+        '  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tf.int32, name=None)',
+        'Output Type:', '  TensorSpec(shape=(), dtype=tf.int32, name=None)',
+        'Captures:', '  None', '',
+        'Input Parameters:',
+        '  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=(), dtype=tf.string, name=None)',
+        'Output Type:', '  TensorSpec(shape=(), dtype=tf.string, name=None)',
+        'Captures:', '  None'])
+
+    @tf.function
+    def power(a, b):
+        return a ** b
+
+    power(tf.constant(3.), 2)
+    assert power.pretty_printed_concrete_signatures(verbose=False) == (
+        '(a: TensorSpec(shape=(), dtype=tf.float32, name=None), b: Literal[2]) -> '
+        'TensorSpec(shape=(), dtype=tf.float32, name=None)')
+
+
+def test_equality_with_numbers_is_elementwise_in_a_function_and_signature_checked():
+    # TF's function guide: next_collatz([1, 2]) is [4, 1]; arguments off the
+    # input_signature (rank or dtype) raise TypeError.
+    @tf.function(input_signature=(tf.TensorSpec(shape=[None], dtype=tf.int32),))
+    def next_collatz(x):
+        return tf.where(x % 2 == 0, x // 2, 3 * x + 1)
+
+    assert next_collatz(tf.constant([1, 2, 5, 8])).tolist() == [4, 1, 16, 4]
+    for wrong in (tf.constant([[1, 2], [3, 4]]), tf.constant([1., 2.])):
+        with pytest.raises(TypeError, match='input_signature'):
+            next_collatz(wrong)
+
+    @tf.function
+    def odd(x):
+        return x % 2 != 0
+
+    assert odd(tf.constant([1, 2, 3])).tolist() == [True, False, True]
+
+
+def test_tracing_types_share_a_signature():
+    traces = []
+
+    class FruitType(tf.types.experimental.TraceType):
+        def __init__(self, fruit):
+            self.kind = type(fruit)
+
+        def __eq__(self, other):
+            return type(other) is FruitType and self.kind is other.kind
+
+        def __hash__(self):
+            return hash(self.kind)
+
+    class Fruit:
+        def __tf_tracing_type__(self, context):
+            return FruitType(self)
+
+    class Apple(Fruit):
+        flavor = tf.constant([1, 2])
+
+    class Mango(Fruit):
+        flavor = tf.constant([3, 4])
+
+    @tf.function
+    def mixed(a, b):
+        traces.append(1)
+        return a.flavor + b.flavor
+
+    assert mixed(Apple(), Mango()).tolist() == [4, 6]
+    assert mixed(Apple(), Mango()).tolist() == [4, 6]
+    assert mixed(Mango(), Mango()).tolist() == [6, 8]
+    assert len(traces) == 2
+
+
+def test_concrete_function_binds_and_prints_as_tf():
+    # TF 2.21 (its function guide): a concrete function of strings refuses an int32
+    # tensor (InvalidArgumentError), one made with b=2 fills b and refuses b=3 (TypeError).
+    @tf.function
+    def double(a):
+        return a + a
+
+    strings = double.get_concrete_function(tf.constant('a'))
+    assert strings(a=tf.constant('b')).numpy() == b'bb'
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        strings(tf.constant(1))
+
+    @tf.function
+    def power(a, b):
+        return a ** b
+
+    square = power.get_concrete_function(a=tf.TensorSpec(None, tf.float32), b=2)
+    assert float(square(tf.constant(10.))) == 100.
+    with pytest.raises(TypeError):
+        square(tf.constant(10.), b=3)
+    assert str(square) == '\n'.join([
+        'ConcreteFunction Input Parameters:',
+        '  a (POSITIONAL_OR_KEYWORD): TensorSpec(shape=<unknown>, dtype=tf.float32, '
+        'name=None)',
+        '  b (POSITIONAL_OR_KEYWORD): Literal[2]',
+        'Output Type:', '  TensorSpec(shape=<unknown>, dtype=tf.float32, name=None)',
+        'Captures:', '  None'])
+    double(tf.constant('a'))
+    assert str(strings.function_type) == (
+        '(a: TensorSpec(shape=(), dtype=tf.string, name=None)) -> '
+        'TensorSpec(shape=(), dtype=tf.string, name=None)')

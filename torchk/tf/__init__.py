@@ -20,12 +20,13 @@ from . import (data, image, linalg, math, nn, profiler, random, saved_model, str
                summary)
 from . import audio, io, signal
 from .checkpoint import train
-from .control_flow import map_fn, py_function
+from .control_flow import map_fn, py_function, vectorized_map
 from .creation import constant, eye, fill, linspace, ones, zeros
 from .custom_gradient import custom_gradient
 from .data import TensorSpec
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,
-                     float16, float32, float64, half, int8, int16, int32, int64, string, uint8)
+                     float16, float32, float64, half, int8, int16, int32, int64, string, uint8,
+                     uint16, uint32, uint64)
 from .experimental_ops import compiler, experimental
 from .hook import import_served, install_import_hook
 from .initializers import (constant_initializer, ones_initializer, random_normal_initializer,
@@ -38,7 +39,7 @@ from .runtime import (TensorShape, config, debugging, device, errors, executing_
 from ..structure import flatten as _flatten, map_structure as _map_structure, pack_as as _pack
 from .tape import GradientTape, UnconnectedGradients
 from .tensors import convert_to_tensor, install_numpy
-from .tracing import function
+from .tracing import TraceType as _TraceType, function
 from .variable import Variable
 
 __version__ = '2.15.0+torchk'
@@ -58,6 +59,8 @@ newaxis = None
 Tensor = torch.Tensor
 nest = Namespace('tf.nest', {'flatten': _flatten, 'map_structure': _map_structure,
                              'pack_sequence_as': _pack})
+types = Namespace('tf.types', {'experimental': Namespace('tf.types.experimental',
+                                                        {'TraceType': _TraceType})})
 version = Namespace('tf.version', {'VERSION': __version__, 'GIT_VERSION': 'torchk'})
 
 __all__ = sorted(set(_TOP_LEVEL_OPS) | {
@@ -70,6 +73,7 @@ __all__ = sorted(set(_TOP_LEVEL_OPS) | {
     'config', 'debugging', 'device', 'errors', 'executing_eagerly', 'is_tensor', 'test',
     'print', 'GradientTape', 'UnconnectedGradients', 'convert_to_tensor', 'function',
     'Module', 'name_scope', 'train', 'Variable', 'newaxis', 'Tensor', 'nest', 'version', 'distribute',
+    'types', 'vectorized_map', 'uint16', 'uint32', 'uint64',
     'constant_initializer', 'ones_initializer', 'random_normal_initializer',
     'random_uniform_initializer', 'zeros_initializer', 'map_fn', 'experimental', 'compiler',
     'custom_gradient', 'py_function'})

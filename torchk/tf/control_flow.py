@@ -1,4 +1,5 @@
-"""`tf.map_fn` and `tf.py_function`: Python functions applied to tensors."""
+"""`tf.map_fn`, `tf.vectorized_map` (a function applied to each slice of tensors along
+their first axis) and `tf.py_function` (a Python function applied to tensors)."""
 import torch
 
 from .. import core as K
@@ -84,3 +85,10 @@ def _returned(value, dtype):
                          'of dtype %s.' % (tf_dtypes.as_dtype(dtype).name,
                                            tf_dtypes.as_dtype(value.dtype).name))
     return convert_to_tensor(value, dtype)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """`tf.vectorized_map`: `fn` applied to each slice of `elems` along the first axis, the
+    results stacked, as `map_fn` computes them (TF vectorizes the function; torchk loops,
+    with the same results)."""
+    return map_fn(fn, elems)

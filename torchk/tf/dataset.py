@@ -14,6 +14,7 @@ Text has no torch tensor: string leaves are string tensors (`torchk.strings.Stri
 numpy `bytes` on the host); `map`, `batch`, `shuffle`, `cache`, `prefetch`, `unbatch` carry
 them as they carry tensors.
 """
+import copy
 import itertools
 import os
 
@@ -24,6 +25,7 @@ from .. import strings
 from .. import structure
 from .. import tf_dtypes as dtypes
 from . import trackable
+from .data_options import Options
 from .op_errors import InvalidArgumentError
 from .tensors import convert_to_tensor
 
@@ -470,6 +472,17 @@ class Dataset:
                 yield element
             complete.append(True)
         return Dataset(iterate, self._cardinality)
+
+    def with_options(self, options, name=None):
+        """The dataset with `options` (a `tf.data.Options`), which `options()` returns; they
+        change nothing in how torchk computes elements (`data_options`)."""
+        dataset = copy.copy(self)
+        dataset._options = options
+        return dataset
+
+    def options(self):
+        """The `tf.data.Options` given by `with_options` (default options if none)."""
+        return getattr(self, '_options', None) or Options()
 
     def prefetch(self, buffer_size=None, name=None):
         """Returns the dataset (elements are computed when iterated; nothing to prefetch)."""

@@ -167,6 +167,15 @@ class InputContext:
         return global_batch_size // self.num_replicas_in_sync
 
 
+class ValueContext:
+    """What `experimental_distribute_values_from_function` tells the value function
+    (`tf.distribute.experimental.ValueContext`)."""
+
+    def __init__(self, replica_id_in_sync_group=0, num_replicas_in_sync=1):
+        self.replica_id_in_sync_group = replica_id_in_sync_group
+        self.num_replicas_in_sync = num_replicas_in_sync
+
+
 class DistributedDataset:
     """This replica's batches of a dataset (`experimental_distribute_dataset`,
     `distribute_datasets_from_function`): iterate it with `for`, pass its elements to
@@ -177,9 +186,73 @@ class DistributedDataset:
         self._batches = batches
         self._split = split
 
+    @property
+    def element_spec(self):
+        """The `TensorSpec`s of this replica's elements: the dataset's, with an unknown
+        batch size when its batches are split between replicas."""
+        spec = self._batches.element_spec
+        if not self._split:
+            return spec
+        from .data import TensorSpec
+        return structure.map_structure(
+            lambda s: TensorSpec((None,) + tuple(s.shape[1:]), s.dtype, s.name), spec)
+
     def __iter__(self):
-        for batch in self._batches:
-            yield self._strategy.split_batch(batch) if self._split else batch
+        return DistributedIterator(self._strategy.split_batch(batch) if self._split else batch
+                                   for batch in self._batches)
+
+
+class Optional:
+    """An element that may be missing (`tf.experimental.Optional`, from
+    `get_next_as_optional`)."""
+
+    def __init__(self, value=None, has_value=False):
+        self._value = value
+        self._has_value = has_value
+
+    def has_value(self):
+        """A bool tensor: whether there is an element."""
+        return torch.tensor(self._has_value)
+
+    def get_value(self):
+        """The element.
+
+        # Raises
+            InvalidArgumentError: if there is none.
+        """
+        if not self._has_value:
+            from .op_errors import InvalidArgumentError
+            raise InvalidArgumentError('Optional.get_value: the optional has no value.')
+        return self._value
+
+
+class DistributedIterator:
+    """An iterator over a `DistributedDataset`: `next()`, `get_next()` and
+    `get_next_as_optional()`, as TF's."""
+
+    def __init__(self, batches):
+        self._batches = iter(batches)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._batches)
+
+    def get_next(self):
+        """The next element; raises `tf.errors.OutOfRangeError` at the end."""
+        try:
+            return next(self._batches)
+        except StopIteration:
+            from .op_errors import OutOfRangeError
+            raise OutOfRangeError('End of sequence') from None
+
+    def get_next_as_optional(self):
+        """The next element as an `Optional`, empty at the end."""
+        try:
+            return Optional(next(self._batches), True)
+        except StopIteration:
+            return Optional()
 
 
 class StrategyExtended:
@@ -293,6 +366,11 @@ class Strategy:
         is: shard the data with it)."""
         context = InputContext(self._replicas, self._rank, self._replicas)
         return DistributedDataset(self, dataset_fn(context), split=False)
+
+    def experimental_distribute_values_from_function(self, value_fn):
+        """This replica's value: `value_fn(ValueContext)`, told the replica's index and the
+        number of replicas."""
+        return value_fn(ValueContext(self._rank, self._replicas))
 
     # torchk's hooks for the training loop.
 
@@ -498,6 +576,7 @@ experimental = Namespace('tf.distribute.experimental', {
     'CommunicationOptions': CommunicationOptions,
     'CommunicationImplementation': CommunicationImplementation,
     'CollectiveCommunication': CommunicationImplementation,
+    'ValueContext': ValueContext,
 })
 
 __all__ = ['ReduceOp', 'get_strategy', 'has_strategy', 'in_cross_replica_context',

@@ -18,6 +18,10 @@ take `x.device.torch_device` there.
 torch and torchk a `Shape`: a `tf.TensorShape` that is also a tuple of the sizes, so that
 torch and numpy take it where they take a size (`tf.zeros(x.shape)`, `np.ones(x.shape)`).
 
+`dtype`: TF code reads `x.dtype.name`, `x.dtype.is_floating`, `x.dtype.as_numpy_dtype`;
+`torch.dtype` has none of them and takes no attributes. The same rule gives code outside torch
+and torchk a `tf.DType` (which equals the `torch.dtype`, and which numpy takes as a dtype).
+
 Slices: `x[::-1]`, `x[5:1:-2]` select backwards in TF, where torch refuses a negative step;
 such an index is computed as Keras symbols compute it (`graph.getitem`: each backward slice
 a slice of the flipped axis).
@@ -27,10 +31,12 @@ import sys
 import torch
 
 from .. import graph
+from ..tf_dtypes import as_dtype
 from .runtime import TensorShape
 
 _TORCH_DEVICE = torch._C.TensorBase.__dict__['device']
 _TORCH_SHAPE = torch._C.TensorBase.__dict__['shape']
+_TORCH_DTYPE = torch._C.TensorBase.__dict__['dtype']
 _TORCH_GETITEM = torch.Tensor.__getitem__
 _TF_TYPES = {'cpu': 'CPU', 'cuda': 'GPU'}
 _from_torch = {}
@@ -117,20 +123,22 @@ def _set_shape(tensor, shape):
 
 
 def install():
-    """Makes torch tensors' `device`, `shape` and slices TF's, and gives them TF's
+    """Makes torch tensors' `device`, `shape`, `dtype` and slices TF's, and gives them TF's
     `set_shape` (idempotent)."""
     if not isinstance(torch.Tensor.__dict__.get('device'), property):
         torch.Tensor.device = property(_served(_TORCH_DEVICE, DeviceName),
                                        doc=_TORCH_DEVICE.__doc__)
         torch.Tensor.shape = property(_served(_TORCH_SHAPE, Shape), doc=_TORCH_SHAPE.__doc__)
+        torch.Tensor.dtype = property(_served(_TORCH_DTYPE, as_dtype), doc=_TORCH_DTYPE.__doc__)
         torch.Tensor.__getitem__ = _getitem
         torch.Tensor.set_shape = _set_shape
 
 
 def uninstall():
-    """Gives torch tensors torch's `device`, `shape` and slices back."""
+    """Gives torch tensors torch's `device`, `shape`, `dtype` and slices back."""
     if isinstance(torch.Tensor.__dict__.get('device'), property):
         del torch.Tensor.device
         del torch.Tensor.shape
+        del torch.Tensor.dtype
         del torch.Tensor.__getitem__
         del torch.Tensor.set_shape

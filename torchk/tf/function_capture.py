@@ -398,9 +398,13 @@ class ConcreteFunction(object):
     def __init__(self, function, instance, args, kwargs):
         self.function = function
         self.instance = instance
-        arguments = structure.map_structure(
-            lambda leaf: spec_of(leaf) if is_tensor_like(leaf) else leaf,
-            [list(args), dict(kwargs)])
+        from ..strings import StringTensor
+
+        def leaf_spec(leaf):
+            if isinstance(leaf, StringTensor):
+                return TensorSpec(tuple(leaf.shape), as_dtype('string'))
+            return spec_of(leaf) if is_tensor_like(leaf) else leaf
+        arguments = structure.map_structure(leaf_spec, [list(args), dict(kwargs)])
         self.arguments = _named(arguments, function.python_function, instance is not None)
 
     @property
@@ -441,11 +445,97 @@ class ConcreteFunction(object):
 
     def __call__(self, *args, **kwargs):
         if self.instance is None:
+            args, kwargs = self._bind(args, kwargs)
             return self.function(*args, **kwargs)
         return self.function(self.instance, *args, **kwargs)
 
+    def _bind(self, args, kwargs):
+        """`(args, kwargs)` of a call checked against this signature, as TF binds a concrete
+        function's inputs: the Python values it was made with filled in where not given.
+
+        # Raises
+            TypeError: for another Python value than the signature's, or an argument it
+                does not have.
+            InvalidArgumentError: for a tensor of another dtype than its `TensorSpec`'s.
+        """
+        import inspect
+        from .op_errors import InvalidArgumentError
+        try:
+            signature = inspect.signature(self.function.python_function)
+            expected = signature.bind(*self.arguments[0], **self.arguments[1]).arguments
+            given = signature.bind_partial(*args, **kwargs).arguments
+        except (TypeError, ValueError) as error:
+            raise TypeError('ConcreteFunction %s: the call does not match its signature %s '
+                            '(%s).' % (self.name, self.pretty_printed_signature(False), error))
+        for name, value in given.items():
+            spec = expected.get(name)
+            if isinstance(spec, TensorSpec):
+                dtype = getattr(value, 'dtype', None)
+                if dtype is not None and str(as_dtype(dtype)) != str(spec.dtype):
+                    raise InvalidArgumentError(
+                        'ConcreteFunction %s: input %r was expected to be a %s tensor but is '
+                        'a %s tensor.' % (self.name, name, spec.dtype, as_dtype(dtype)))
+            elif not structure.flatten(spec) or any(
+                    isinstance(leaf, TensorSpec) for leaf in structure.flatten(spec)):
+                continue
+            elif isinstance(value, torch.Tensor) or (value is not spec and value != spec):
+                raise TypeError('ConcreteFunction %s was made with %s=%r; got %r.'
+                                % (self.name, name, spec, value))
+        filled = dict(expected)
+        filled.update(given)
+        bound = inspect.BoundArguments(signature, filled)
+        return bound.args, bound.kwargs
+
+    def _outputs(self):
+        """The result's structure as `tracing.signature_text` shows it: that of a call with
+        these arguments, else the traced `structured_outputs`."""
+        if self.instance is None:
+            for template, outputs in self.function._outputs.values():
+                try:
+                    if template == [list(self.arguments[0]), dict(self.arguments[1])]:
+                        return outputs
+                except (TypeError, ValueError, RuntimeError):
+                    continue
+        return self.structured_outputs
+
+    def pretty_printed_signature(self, verbose=True):
+        """The signature as TF prints it: input parameters, output type and captures
+        (verbose), or `(a: ...) -> ...`."""
+        python_function = self.function.python_function
+        if self.instance is not None:
+            python_function = python_function.__get__(self.instance)
+        return tracing.signature_text(python_function, self.arguments, self._outputs(),
+                                      verbose)
+
+    @property
+    def graph(self):
+        """Not provided: TF's graph of a function (`as_graph_def`, `get_operations`)."""
+        raise AttributeError('ConcreteFunction.graph: TF\'s graph of a function (GraphDef, '
+                             'operations) is not provided by torchk, which records torchk '
+                             'programs, not TF graphs.')
+
+    @property
+    def function_type(self):
+        """The signature; printed as TF prints a `FunctionType`: `(a: ...) -> ...`."""
+        return _Text(self.pretty_printed_signature(verbose=False))
+
+    def __str__(self):
+        return 'ConcreteFunction ' + self.pretty_printed_signature()
+
     def __repr__(self):
         return '<ConcreteFunction %s%s>' % (self.name, self.structured_input_signature)
+
+
+class _Text(object):
+    """An object printed as its text."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    __repr__ = __str__
 
 
 tracing.capture = sys.modules[__name__]

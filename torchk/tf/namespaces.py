@@ -22,9 +22,10 @@ from .op_errors import tf_error
 from .tensors import eager
 
 DOCUMENT = 'docs/TF_SUBSET.md'
-# Ops whose first argument is a list of tensors, and ops whose first argument is no tensor.
+# Ops whose first argument is a list of tensors, and ops whose first argument is no tensor
+# (or that convert it themselves, by numpy's dtype rules).
 _LIST_FIRST = ('concat', 'stack', 'math.add_n')
-_NOT_TENSOR_FIRST = ('einsum',)
+_NOT_TENSOR_FIRST = ('einsum', 'experimental.numpy.add', 'experimental.numpy.sqrt')
 
 
 def missing(path):

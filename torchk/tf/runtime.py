@@ -2,7 +2,8 @@
 `tf.TensorShape`, `tf.errors`, `tf.debugging` and `tf.test`'s GPU queries.
 
 Devices map onto torchk's one device (`torchk.config.device()`): `tf.config` lists torch's
-CPU and CUDA devices (one logical device per physical one), `set_visible_devices([], 'GPU')`
+CPU and CUDA devices (one logical device per physical one, or several logical CPUs, all
+computing on the CPU, after `set_logical_device_configuration` splits it), `set_visible_devices([], 'GPU')`
 moves torchk to the CPU and a list of GPUs to the first of them; memory growth is what
 torch's caching allocator does anyway, so `set_memory_growth` does nothing; a logical
 device's `memory_limit` caps what torch's allocator takes of that GPU
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 
 from .. import config as torchk_config
-from .. import strings
+from .. import graph, strings
 from . import tracing
 from .namespaces import Namespace
 from .op_errors import (DataLossError, InvalidArgumentError, NotFoundError, OpError,
@@ -127,10 +128,20 @@ def set_visible_devices(devices, device_type=None):
     torchk_config.set_device(gpus[0].torch_device if gpus else 'cpu')
 
 
+def _logical_cpus():
+    """The number of logical CPU devices (`set_logical_device_configuration` on the CPU)."""
+    return max(1, len(_logical_configurations.get(('CPU', 0)) or ()))
+
+
 def list_logical_devices(device_type=None):
-    """One logical device per device of `list_physical_devices` (`'/device:CPU:0'`, ...)."""
-    return [LogicalDevice(d.device_type, int(d.name.rsplit(':', 1)[1]))
-            for d in list_physical_devices(device_type)]
+    """The logical devices: `'/device:CPU:0'` to `'/device:CPU:<n-1>'` for the CPU split in
+    n by `set_logical_device_configuration` (all computing on the CPU), and one per GPU."""
+    devices = []
+    for physical in list_physical_devices(device_type):
+        count = _logical_cpus() if physical.device_type == 'CPU' else 1
+        index = int(physical.name.rsplit(':', 1)[1])
+        devices += [LogicalDevice(physical.device_type, index + i) for i in range(count)]
+    return devices
 
 
 def _device(device):
@@ -144,8 +155,9 @@ def _device(device):
     parts = name.rsplit('/', 1)[-1].split(':')
     kind = parts[-2].upper() if len(parts) >= 2 else ''
     index = parts[-1]
+    cpus = 1 if name.startswith('/physical_device:') else _logical_cpus()
     if kind not in ('CPU', 'GPU') or not index.isdigit() or (
-            kind == 'CPU' and index != '0') or (
+            kind == 'CPU' and int(index) >= cpus) or (
             kind == 'GPU' and int(index) >= torch.cuda.device_count()):
         raise ValueError("No matching devices found for '%s'" % name)
     return kind, int(index)
@@ -164,18 +176,23 @@ _logical_configurations = {}
 
 
 def set_logical_device_configuration(device, logical_devices):
-    """Sets a GPU's `LogicalDeviceConfiguration`: its `memory_limit` (megabytes) caps the
-    memory torch's allocator takes of it. A CPU's configuration changes nothing.
+    """Sets a device's `LogicalDeviceConfiguration`s. The CPU may be split in several
+    logical devices, as TF does: `list_logical_devices` then lists `'/device:CPU:0'` to
+    `'/device:CPU:<n-1>'`, which `tf.device` accepts; all of them compute on the CPU. A GPU
+    takes one, whose `memory_limit` (megabytes) caps the memory torch's allocator takes of it.
 
     # Raises
-        ValueError: for several logical devices on one device (TF's virtual devices: torchk
-            computes on whole devices).
+        ValueError: for several logical devices on one GPU (TF's virtual GPUs: torchk
+            computes on whole GPUs).
     """
     kind, index = _device(device)
+    if kind == 'CPU':
+        _logical_configurations[(kind, index)] = list(logical_devices)
+        return
     if len(logical_devices) > 1:
         raise ValueError('tf.config.set_logical_device_configuration: %d logical devices on %s '
-                         '(TF\'s virtual devices) are not provided by torchk, which computes '
-                         'on whole devices; give one.' % (len(logical_devices),
+                         '(TF\'s virtual GPUs) are not provided by torchk, which computes '
+                         'on whole GPUs; give one.' % (len(logical_devices),
                                                   getattr(device, 'name', device)))
     _logical_configurations[(kind, index)] = list(logical_devices)
     limit = logical_devices[0].memory_limit if logical_devices else None
@@ -249,6 +266,39 @@ def _set_inter_op_threads(num_threads):
         torch.set_num_interop_threads(int(num_threads))
 
 
+# Grappler's options in the order TF reports them; all but `min_graph_nodes` are switches.
+_OPTIMIZER_OPTIONS = (
+    'layout_optimizer', 'constant_folding', 'shape_optimization', 'remapping',
+    'arithmetic_optimization', 'dependency_optimization', 'loop_optimization',
+    'function_optimization', 'debug_stripper', 'disable_model_pruning',
+    'scoped_allocator_optimization', 'pin_to_host_optimization', 'implementation_selector',
+    'auto_mixed_precision', 'disable_meta_optimizer', 'min_graph_nodes')
+_optimizer_options = {'disable_model_pruning': False, 'disable_meta_optimizer': False}
+
+
+def set_experimental_options(options):
+    """Records TF's graph optimizer options (`tf.config.optimizer.set_experimental_options`):
+    the given ones are updated, the others kept, unknown names ignored, as TF does.
+
+    They change nothing in how torchk computes: its programs are torch's ops, not graphs that
+    TF's optimizer (Grappler) rewrites, so constant folding or debug stripping do not happen
+    (a `tf.debugging.check_numerics` stays checked).
+
+    # Arguments
+        options: a dict of option names to booleans (`min_graph_nodes`: an int).
+    """
+    for name, value in options.items():
+        if name in _OPTIMIZER_OPTIONS:
+            _optimizer_options[name] = int(value) if name == 'min_graph_nodes' else bool(value)
+
+
+def get_experimental_options():
+    """The options `set_experimental_options` recorded, with TF's two defaults
+    (`disable_model_pruning` and `disable_meta_optimizer`, False), in TF's order."""
+    return {name: _optimizer_options[name] for name in _OPTIMIZER_OPTIONS
+            if name in _optimizer_options}
+
+
 _DEVICES = {
     'list_physical_devices': list_physical_devices,
     'list_logical_devices': list_logical_devices,
@@ -277,8 +327,9 @@ config = Namespace('tf.config', dict(
         'set_inter_op_parallelism_threads': _set_inter_op_threads,
         'get_intra_op_parallelism_threads': torch.get_num_threads,
         'get_inter_op_parallelism_threads': torch.get_num_interop_threads}),
-    optimizer=Namespace('tf.config.optimizer', {'set_jit': nothing,
-                                                'set_experimental_options': nothing}),
+    optimizer=Namespace('tf.config.optimizer', {
+        'set_jit': nothing, 'set_experimental_options': set_experimental_options,
+        'get_experimental_options': get_experimental_options}),
     run_functions_eagerly=tracing.run_functions_eagerly,
     functions_run_eagerly=tracing.functions_run_eagerly,
     set_soft_device_placement=set_soft_device_placement,
@@ -398,7 +449,32 @@ errors = Namespace('tf.errors', {
     'OutOfRangeError': OutOfRangeError, 'UnimplementedError': UnimplementedError,
     'DataLossError': DataLossError})
 
+@graph.op
+def check_numerics(tensor, message, name=None):
+    """`tensor`, after checking that it holds no NaN or infinity (`tf.debugging.check_numerics`).
+
+    # Arguments
+        tensor: a floating point tensor.
+        message: the start of the error's message.
+
+    # Raises
+        InvalidArgumentError: for a tensor that is not floating point, or holds a NaN or an
+            infinity (when it is computed, in a `tf.function`).
+    """
+    if not tensor.is_floating_point():
+        raise InvalidArgumentError('tf.debugging.check_numerics: a %s tensor; it checks '
+                                   'floating point tensors only.' % tensor.dtype)
+    if tensor.device.type != 'meta':
+        kinds = [kind for kind, found in (('Inf', torch.isinf), ('NaN', torch.isnan))
+                 if bool(found(tensor).any())]
+        if kinds:
+            raise InvalidArgumentError('%s : Tensor had %s values' % (message,
+                                                                      ' and '.join(kinds)))
+    return tensor
+
+
 debugging = Namespace('tf.debugging', {
+    'check_numerics': check_numerics,
     'set_log_device_placement': nothing,
     'enable_check_numerics': nothing,
     'disable_check_numerics': nothing,

@@ -19,7 +19,9 @@ TF's rules, kept:
   is collected as updates, and ops recorded after a write read the written value (so
   `metric.result()` after `update_state` gives the updated result). All updates are written
   after the program has computed its outputs.
-- Results are tensors, in the structure the Python returned.
+- Results are tensors, in the structure the Python returned: Python numbers, booleans and
+  strings among them become tensors too (`return 0` gives an int32 scalar), as TF converts
+  a function's outputs; None and other objects are returned as they are.
 
 What cannot be recorded: Python that needs a tensor's value (`if` on a tensor, `float(t)`,
 `.numpy()`; TF's autograph turns some of these into graph control flow, torchk does not), or
@@ -43,6 +45,7 @@ from .. import graph
 from .. import program as keras_program
 from ..variables import Variable
 from .. import structure
+from .. import tf_dtypes
 
 # The signatures and concrete functions of tf.functions (`function_capture`, which builds on
 # this module, sets itself here when it is imported: `torchk.tf` imports it).
@@ -146,7 +149,7 @@ class Recording:
         """Within, this recording is `current()` and ops read the written values."""
         _recordings.append(self)
         try:
-            with graph.reading_written_values(self._values):
+            with graph.reading_written_values(self._values), graph.tf_equality():
                 yield self
         finally:
             _recordings.pop()
@@ -164,7 +167,27 @@ def _dtype_name(leaf):
     return config.floatx() if leaf.dtype == np.float64 else leaf.dtype.name
 
 
+class TraceType:
+    """`tf.types.experimental.TraceType`: what an object's `__tf_tracing_type__(context)`
+    returns to choose its signature's program. Calls whose trace types are equal (`__eq__`
+    and `__hash__`) share one; subclasses define those (TF's `is_subtype_of`,
+    `most_specific_common_supertype` and `placeholder_value` are accepted, unused: the
+    object itself is passed to the Python)."""
+
+    def is_subtype_of(self, other):
+        raise NotImplementedError
+
+    def most_specific_common_supertype(self, others):
+        raise NotImplementedError
+
+    def placeholder_value(self, placeholder_context=None):
+        raise NotImplementedError
+
+
 def _key(leaf):
+    tracing_type = getattr(type(leaf), '__tf_tracing_type__', None)
+    if tracing_type is not None:
+        return ('traced', tracing_type(leaf, None))
     if _is_value(leaf):
         return ('tensor', tuple(leaf.shape[1:]), leaf.ndim, _dtype_name(leaf))
     if leaf is None or isinstance(leaf, (bool, int, float, str, bytes)):
@@ -204,6 +227,73 @@ def _positional(python_function, instance, args, kwargs):
             break
         args.append(kwargs.pop(parameter.name))
     return tuple(args), kwargs
+
+
+def _as_tensors(result):
+    """`result` with its Python numbers, booleans and strings as tensors (TF's dtypes: int32,
+    float32, bool, string), as a `tf.function` returns them."""
+    def leaf(value):
+        if isinstance(value, (bool, int, float, str, bytes)):
+            return tf_dtypes.value_to_tensor(value)
+        return value
+    return structure.map_structure(leaf, result)
+
+
+def _output_spec(value):
+    """A leaf of a call or its result as `signature_text` shows it: a tensor's
+    `TensorSpec`."""
+    from ..strings import StringTensor
+    if isinstance(value, StringTensor):
+        return capture.TensorSpec(tuple(value.shape), 'string')
+    return capture.spec_of(value) if isinstance(value, torch.Tensor) else value
+
+
+def _spec_text(value):
+    if isinstance(value, capture.TensorSpec):
+        shape = ('<unknown>' if value.shape is None
+                 else str(tuple(value.shape)) if not isinstance(value.shape, tuple)
+                 else str(value.shape))
+        return 'TensorSpec(shape=%s, dtype=tf.%s, name=None)' % (shape, value.dtype)
+    if isinstance(value, (list, tuple)):
+        texts = [_spec_text(item) for item in value]
+        return ('(%s,)' % texts[0] if isinstance(value, tuple) and len(texts) == 1
+                else ('(%s)' if isinstance(value, tuple) else '[%s]') % ', '.join(texts))
+    if isinstance(value, dict):
+        return '{%s}' % ', '.join('%r: %s' % (k, _spec_text(v)) for k, v in value.items())
+    if value is None:
+        return 'None'
+    return 'Literal[%r]' % (value,)
+
+
+def signature_text(python_function, template, outputs, verbose=True):
+    """A concrete function's signature as TF prints it (`pretty_printed_signature`).
+
+    # Arguments
+        python_function: the function, for its parameters' names and kinds.
+        template: `[args, kwargs]` of the call, tensors as `TensorSpec`s.
+        outputs: the result, tensors as `TensorSpec`s.
+        verbose: TF's long form (parameters, output type, captures) or its one line.
+    """
+    import inspect
+    args, kwargs = template
+    try:
+        parameters = list(inspect.signature(python_function).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    given = []
+    for i, value in enumerate(args):
+        parameter = parameters[i] if i < len(parameters) else None
+        given.append((parameter.name if parameter else 'args_%d' % i,
+                      parameter.kind.name if parameter else 'VAR_POSITIONAL', value))
+    kinds = {p.name: p.kind.name for p in parameters}
+    given += [(name, kinds.get(name, 'KEYWORD_ONLY'), kwargs[name]) for name in kwargs]
+    if not verbose:
+        return '(%s) -> %s' % (', '.join('%s: %s' % (name, _spec_text(value))
+                                         for name, _, value in given), _spec_text(outputs))
+    lines = ['Input Parameters:']
+    lines += ['  %s (%s): %s' % (name, kind, _spec_text(value)) for name, kind, value in given]
+    lines += ['Output Type:', '  ' + _spec_text(outputs), 'Captures:', '  None']
+    return '\n'.join(lines)
 
 
 class _Program:
@@ -254,6 +344,7 @@ class Function:
         self._name = name or getattr(python_function, '__name__', 'function')
         self._programs = {}
         self._calls = {}
+        self._outputs = {}
         self._told = False
         functools.update_wrapper(self, python_function)
 
@@ -261,11 +352,37 @@ class Function:
         if current() is not None:
             # Called by a step being recorded, its ops join that recording.
             return self.python_function(*args, **kwargs)
+        if self.input_signature is not None:
+            self._check_signature(args, kwargs)
         key = _signature(args, kwargs)
         self._remember(key, args, kwargs)
         for observe in list(call_observers):
             observe(self, args, kwargs)
-        if _settings['eager'] or _tape_recording():
+        if _settings['eager']:
+            return self.python_function(*args, **kwargs)
+        result = _as_tensors(self._run(key, args, kwargs))
+        if key not in self._outputs:
+            self._outputs[key] = (
+                structure.map_structure(_output_spec, [list(args), dict(kwargs)]),
+                structure.map_structure(_output_spec, result))
+        return result
+
+    def _check_signature(self, args, kwargs):
+        """Raises TypeError, as TF does, for a tensor argument whose dtype or shape the
+        `input_signature` does not accept."""
+        specs = structure.flatten(list(self.input_signature))
+        values = [leaf for leaf in _flat(args, kwargs) if _is_value(leaf)]
+        for spec, value in zip(specs, values):
+            shape = None if spec.shape is None else tuple(spec.shape)
+            fits = shape is None or (len(shape) == value.ndim and all(
+                d is None or d == n for d, n in zip(shape, value.shape)))
+            if not fits or _dtype_name(value) != spec.dtype.name:
+                raise TypeError('tf.function %s: an argument of dtype %s and shape %s does not '
+                                'match its input_signature %r.' % (
+                                    self._name, _dtype_name(value), tuple(value.shape), spec))
+
+    def _run(self, key, args, kwargs):
+        if _tape_recording():
             return self.python_function(*args, **kwargs)
         program = self._programs.get(key)
         if program is None:
@@ -274,6 +391,14 @@ class Function:
             return self.python_function(*args, **kwargs)
         return program([np.asarray(leaf) if isinstance(leaf, np.generic) else leaf
                         for leaf in _flat(args, kwargs) if _is_value(leaf)])
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """The signatures called so far, as TF prints them: each one's input parameters
+        (with their kind), output type and captures (verbose) or `(a: ...) -> ...`."""
+        texts = []
+        for template, outputs in self._outputs.values():
+            texts.append(signature_text(self.python_function, template, outputs, verbose))
+        return '\n\n'.join(texts)
 
     def _placeholders(self, args, kwargs):
         """`(args, kwargs)` with a placeholder for each tensor or array, and the
