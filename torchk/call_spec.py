@@ -22,6 +22,9 @@ CALL_SPEC = '_torchk_call'
 CALL_TENSOR_KEYWORDS = {
     'MultiHeadAttention': (('value', None), ('key', 'value'), ('attention_mask', None)),
 }
+# The name tf.keras' `call` gives the first input of these layers, which a call may give by
+# keyword (`MultiHeadAttention(query=..., value=..., key=...)`).
+TF_KERAS_FIRST_INPUT = {'MultiHeadAttention': 'query'}
 
 
 def call_template(value, is_tensor, flat):

@@ -160,6 +160,9 @@ def test_multi_head_attention_by_keyword_is_its_input_list():
     mask = np.ones((2, 4, 5), bool)
     np.testing.assert_allclose(np.asarray(layer(query, value, attention_mask=mask)), by_list,
                                rtol=1e-6)
+    # keras-io's transformer examples give every input by keyword.
+    np.testing.assert_allclose(np.asarray(layer(query=query, value=value, key=value,
+                                                attention_mask=mask)), by_list, rtol=1e-6)
 
 
 class AddsOneInTraining(keras.layers.Layer):

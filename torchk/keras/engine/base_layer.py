@@ -52,8 +52,8 @@ from keras.layers import convolutional_recurrent, recurrent
 from keras.utils.generic_utils import has_arg, to_list, unpack_singleton
 
 from ... import structure
-from ...call_spec import (CALL_SPEC, CALL_TENSOR_KEYWORDS, call_filled, call_template,
-                          listed_keyword_tensors)
+from ...call_spec import (CALL_SPEC, CALL_TENSOR_KEYWORDS, TF_KERAS_FIRST_INPUT, call_filled,
+                          call_template, listed_keyword_tensors)
 from ... import config
 from ... import tf_dtypes
 from .. import eager
@@ -144,9 +144,11 @@ def bind_call_arguments(layer, args, kwargs):
             both by position and by name.
     """
     keywords = dict(kwargs)
+    listing = _keyword_list_class(layer)
     if not args:
         first = _first_parameter(getattr(type(layer).call, '__func__', type(layer).call))
-        name = next((n for n in (first, 'inputs') if n in keywords), None)
+        name = next((n for n in (first, 'inputs', TF_KERAS_FIRST_INPUT.get(listing))
+                     if n in keywords), None)
         if name is None:
             raise TypeError('%s (%s) was called without inputs (`%s`).'
                             % (type(layer).__name__, layer.name, first or 'inputs'))
@@ -154,7 +156,6 @@ def bind_call_arguments(layer, args, kwargs):
     inputs, rest = args[0], args[1:]
     if isinstance(inputs, tuple) and _holds_only(inputs, _is_keras_tensor):
         inputs = list(inputs)  # Keras 2.3.1 takes a list of input tensors, tf.keras any tuple
-    listing = _keyword_list_class(layer)
     if listing is not None:
         names = tuple(keyword for keyword, _ in CALL_TENSOR_KEYWORDS[listing])
     elif rest:
