@@ -198,12 +198,12 @@ class SymbolicOperators:
         return record(operator.ge, (self, _operand(other, self)))
 
     def __eq__(self, other):
-        if _tf_equality and _is_operand_value(other):
+        if _tf_equality and is_operand_value(other):
             return record(operator.eq, (self, _operand(other, self)))
         return self is other
 
     def __ne__(self, other):
-        if _tf_equality and _is_operand_value(other):
+        if _tf_equality and is_operand_value(other):
             return record(operator.ne, (self, _operand(other, self)))
         return self is not other
 
@@ -555,9 +555,13 @@ def reading_written_values(values):
 _tf_equality = False
 
 
-def _is_operand_value(value):
-    """A number, array or eager tensor: what `==` on a symbol compares elementwise under
-    `tf_equality` (symbols, None and other objects compare by identity)."""
+def is_operand_value(value):
+    """A number, array, list of numbers or eager tensor: what `==` on a symbol compares
+    elementwise under `tf_equality`, and on a `tf.Variable` (symbols, variables, None and
+    other objects compare by identity)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(not isinstance(v, torch.Tensor) and is_operand_value(v)
+                                   for v in value)
     return (isinstance(value, (bool, int, float, np.ndarray, np.generic))
             or isinstance(value, torch.Tensor) and not isinstance(value, SymbolicOperators))
 

@@ -9,7 +9,6 @@ list or an array is converted to the variable's dtype (`[[1., 2.]] @ v`, `array 
 slice of a variable can be assigned (`v[0:2].assign(...)`, `v[:, 0].assign(...)`).
 """
 import functools
-import numbers
 
 import numpy as np
 import torch
@@ -170,16 +169,9 @@ class Variable(variables.Variable):
 
 
 def _is_value(value):
-    """Whether `value` is a number, an array, nested lists of numbers or an eager tensor (not
-    a variable, not a symbol), outside a recorded step."""
-    if tracing.current() is not None or graph.is_symbol(value):
-        return False
-    if isinstance(value, torch.Tensor):
-        return not isinstance(value, variables.Variable)
-    if isinstance(value, (list, tuple)):
-        return bool(value) and all(isinstance(v, numbers.Number) or _is_value(v) and not
-                                   isinstance(v, torch.Tensor) for v in value)
-    return isinstance(value, (numbers.Number, np.ndarray, np.generic))
+    """Whether `value` is a number, an array, a list of numbers or an eager tensor (not a
+    variable, not a symbol), outside a recorded step."""
+    return tracing.current() is None and graph.is_operand_value(value)
 
 
 def _symbol_or_tensor(value):
