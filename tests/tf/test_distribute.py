@@ -131,7 +131,6 @@ def test_input_context_needs_a_divisible_global_batch():
 
 
 @pytest.mark.parametrize('make, message', [
-    (lambda: distribute.MirroredStrategy(['/gpu:0', '/gpu:1']), '--nproc-per-node 2'),
     (lambda: distribute.MultiWorkerMirroredStrategy(cluster_resolver=object()),
      "from torchrun's environment"),
     (lambda: distribute.OneDeviceStrategy(0), 'device name'),
@@ -222,3 +221,22 @@ def test_distributed_iterator_optional_spec_and_values(single_process):
     seen = strategy.experimental_distribute_values_from_function(
         lambda context: (context.replica_id_in_sync_group, context.num_replicas_in_sync))
     assert seen == (0, 1)
+
+
+def test_a_strategy_of_several_devices_is_made_and_refuses_use():
+    """TF's distributed training guide makes `MirroredStrategy(devices=["/gpu:0", "/gpu:1"])`
+    and goes on; using it in one process needs torchrun's processes."""
+    strategy = tf.distribute.MirroredStrategy(devices=['/gpu:0', '/gpu:1'])
+    with pytest.raises(ValueError, match='torchrun --nproc-per-node 2'):
+        with strategy.scope():
+            pass
+    with pytest.raises(ValueError, match='one replica per process'):
+        strategy.run(lambda: 1)
+
+
+def test_central_storage_strategy_is_one_replica_per_process():
+    strategy = tf.distribute.experimental.CentralStorageStrategy()
+    assert strategy.num_replicas_in_sync == 1
+    with strategy.scope():
+        variable = tf.Variable(2.)
+    assert float(strategy.run(lambda: variable * 3.)) == 6.

@@ -96,6 +96,9 @@ def get_replica_context():
 
 @contextlib.contextmanager
 def _entered(strategy, replica):
+    unusable = getattr(strategy, '_unusable', None)
+    if unusable is not None:
+        raise ValueError(unusable)
     if _contexts.stack and _contexts.stack[-1][0] not in (strategy, _DEFAULT) \
             and strategy is not _DEFAULT:
         raise ValueError('Mixing different tf.distribute.Strategy objects: %s is entered '
@@ -459,16 +462,31 @@ class MirroredStrategy(Strategy):
             `ReductionToOneDevice()`); torch.distributed's all-reduce is used.
 
     # Raises
-        ValueError: for several `devices` in a process not started by torchrun.
+        ValueError: from `scope()` and `run()` of a strategy of several `devices` in a
+            process not started by torchrun (made, as TF makes it, but not usable).
     """
 
     def __init__(self, devices=None, cross_device_ops=None):
         super().__init__(data_parallel=True)
         if devices is not None and len(devices) > 1 and self._replicas == 1:
-            raise ValueError('MirroredStrategy(devices=%r): torchk runs one replica per '
-                             'process; launch %d processes with `torchrun --nproc-per-node %d '
-                             '-m torchk run SCRIPT`.' % (list(devices), len(devices),
-                                                         len(devices)))
+            self._unusable = (
+                '%s(devices=%r): torchk runs one replica per process; launch %d processes '
+                'with `torchrun --nproc-per-node %d -m torchk run SCRIPT`.'
+                % (type(self).__name__, list(devices), len(devices), len(devices)))
+
+
+class CentralStorageStrategy(MirroredStrategy):
+    """`tf.distribute.experimental.CentralStorageStrategy`: TF keeps the variables on one
+    device and computes on the others; torchk computes as `MirroredStrategy`, one replica
+    per process, each holding its variables.
+
+    # Arguments
+        compute_devices: as `MirroredStrategy`'s `devices`.
+        parameter_device: accepted (each process holds its variables).
+    """
+
+    def __init__(self, compute_devices=None, parameter_device=None):
+        super().__init__(devices=compute_devices)
 
 
 class _TorchrunClusterResolver:
@@ -573,6 +591,7 @@ class ReductionToOneDevice(CrossDeviceOps):
 
 experimental = Namespace('tf.distribute.experimental', {
     'MultiWorkerMirroredStrategy': MultiWorkerMirroredStrategy,
+    'CentralStorageStrategy': CentralStorageStrategy,
     'CommunicationOptions': CommunicationOptions,
     'CommunicationImplementation': CommunicationImplementation,
     'CollectiveCommunication': CommunicationImplementation,
