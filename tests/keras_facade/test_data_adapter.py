@@ -87,3 +87,18 @@ def test_a_model_of_named_inputs_called_on_a_dict_of_series():
                                           lookup(inputs['kind'][:, tf.newaxis])])
     got = keras.Model(inputs, outputs)(dict(frame)).numpy()
     np.testing.assert_array_equal(got, [[1.5, 0, 1, 0, 0], [-2, 0, 0, 0, 1]])
+
+
+def test_steps_per_epoch_may_be_a_whole_float():
+    """TF's imbalanced data tutorial gives `steps_per_epoch=np.ceil(2.0 * neg / BATCH_SIZE)`."""
+    import torchk.tf as tf
+    dataset = tf.data.Dataset.from_tensor_slices((FEATURES, TARGETS[:, None])).repeat().batch(8)
+    seen = []
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), 'mse')
+    model.fit(dataset, steps_per_epoch=np.ceil(2.5), epochs=1, verbose=0,
+              callbacks=[keras.callbacks.LambdaCallback(
+                  on_train_batch_end=lambda batch, logs: seen.append(batch))])
+    assert seen == [0, 1, 2]
+    with pytest.raises(TypeError, match='whole number of steps; got 2.5'):
+        model.fit(dataset, steps_per_epoch=2.5, epochs=1, verbose=0)

@@ -41,6 +41,16 @@ def host_text(x):
     return x
 
 
+def _whole(count, name):
+    """A step count given as a whole float (`np.ceil(n / batch_size)`, TF's imbalanced data
+    tutorial) as an int, as tf.keras takes it; None stays None."""
+    if count is None or isinstance(count, (int, np.integer)):
+        return None if count is None else int(count)
+    if float(count) != int(count):
+        raise TypeError('%s must be a whole number of steps; got %r.' % (name, count))
+    return int(count)
+
+
 def array_data(data):
     """`fit`/`evaluate`/`predict` data (nested in lists, tuples, dicts) as tf.keras reads it
     (its `_process_tensorlike`): a pandas `Series` as a column, `(n, 1)` (also each column of
@@ -145,7 +155,7 @@ class _Batches(object):
     def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False,
                  steps=None, strategy=None):
         self.arrays = _is_array_data(x) or isinstance(x, (list, tuple))
-        self.steps = steps
+        self.steps = _whole(steps, 'steps')
         self.strategy = (strategy if strategy is not None and strategy.num_replicas_in_sync > 1
                          else None)
         self.split = (self.strategy is not None
