@@ -146,11 +146,12 @@ class Traced(object):
         self.dynamic = dynamic
 
 
-def _sizes_to_try(failure, variable_list):
-    """The example sizes to try after `failure` at the example size: the numbers its message
-    names, the sizes of the variables' axes, then `_OTHER_EXAMPLE_SIZES` (each once, above
-    the example size)."""
-    named = [int(n) for n in re.findall(r'\b\d+\b', str(failure).split('\n')[0])]
+def _sizes_to_try(failures, variable_list):
+    """The example sizes to try after `failures` at the example size: the numbers their
+    messages name, the sizes of the variables' axes, then `_OTHER_EXAMPLE_SIZES` (each once,
+    above the example size)."""
+    named = [int(n) for failure in failures
+             for n in re.findall(r'\b\d+\b', str(failure).split('\n')[0])]
     sizes = named + [d for v in variable_list for d in v.shape] + list(_OTHER_EXAMPLE_SIZES)
     return [s for i, s in enumerate(sizes) if s > _EXAMPLE_SIZE and s not in sizes[:i]]
 
@@ -195,7 +196,7 @@ def trace(python_function, args, kwargs, candidates):
 
     unknown_rank = any(spec.shape is None for spec in specs)
     unknown_axes = any(spec.shape is not None and None in tuple(spec.shape) for spec in specs)
-    first_failure, size_list = None, [_EXAMPLE_SIZE]
+    failures, size_list = [], [_EXAMPLE_SIZE]
     while size_list:
         size = size_list.pop(0)
         values = [v.detach().clone() for v in variable_list] + [_example(s, size)
@@ -209,12 +210,14 @@ def trace(python_function, args, kwargs, candidates):
                 return _finish(traced, variable_list, len(specs), arguments,
                                result_template[0], mode == 'symbolic', unknown_rank)
             except Exception as error:  # noqa: BLE001 (any failure: try the next way)
-                if first_failure is None and unknown_axes:
-                    size_list = _sizes_to_try(error, variable_list)
-                first_failure = first_failure or error
+                if size == _EXAMPLE_SIZE:
+                    failures.append(error)
+        if size == _EXAMPLE_SIZE and unknown_axes:
+            size_list = _sizes_to_try(failures, variable_list)
+    failure = failures[-1]  # at the example size, with real tensors: the clearest
     raise ValueError('tf.function %s could not be traced for saving: %s: %s' % (
-        getattr(python_function, '__name__', 'function'), type(first_failure).__name__,
-        str(first_failure).split('\n')[0][:300])) from first_failure
+        getattr(python_function, '__name__', 'function'), type(failure).__name__,
+        str(failure).split('\n')[0][:300])) from failure
 
 
 def _output_spec(node, value, unknown_rank=False):
