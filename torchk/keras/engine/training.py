@@ -61,14 +61,6 @@ def _value(value):
     return float(value) if value.ndim == 0 else value
 
 
-def _callback_list(callbacks):
-    """`callbacks` as a list: tf.keras takes one callback alone too (`callbacks=EarlyStopping()`),
-    where Keras 2.3.1 needs a list."""
-    if isinstance(callbacks, keras_callbacks.Callback):
-        return [callbacks]
-    return callbacks
-
-
 class _Progress(keras_callbacks.Callback):
     """tf.keras' progress bar over steps, every value shown as it is (running results)."""
 
@@ -157,9 +149,9 @@ class Model(keras.Model):
         config = {'name': self.name, 'trainable': self.trainable, 'dtype': self.dtype}
         base_keys = set(config)
         config.update(auto)
-        if inspect.getfullargspec(type(self).__init__).varkw is None:
-            parameters = inspect.getfullargspec(type(self).__init__).args[1:]
-            for key in base_keys - set(parameters):
+        init = inspect.getfullargspec(type(self).__init__)
+        if init.varkw is None:
+            for key in base_keys - set(init.args[1:]):
                 config.pop(key)
         return config
 
@@ -470,7 +462,7 @@ class Model(keras.Model):
             max_queue_size=10, workers=1, use_multiprocessing=False, **kwargs):
         """Trains the model (tf.keras' `fit`: `x` may also be a dataset or a generator)."""
         verbose = 1 if verbose == 'auto' else verbose
-        callbacks = _callback_list(callbacks)
+        callbacks = _listed(callbacks)
         x, y, sample_weight, validation_data = array_data((x, y, sample_weight,
                                                            validation_data))
         if not self._eager_steps():
@@ -601,7 +593,7 @@ class Model(keras.Model):
                  steps=None, callbacks=None, return_dict=False, **kwargs):
         """Loss and metrics on data (tf.keras' `evaluate`: `x` may be a dataset;
         `return_dict=True` returns `{name: value}`)."""
-        callbacks = _callback_list(callbacks)
+        callbacks = _listed(callbacks)
         x, y, sample_weight = array_data((x, y, sample_weight))
         if self._eager_steps():
             logs = self._eager_evaluate(_Batches(x, y, sample_weight, batch_size, False, steps,
@@ -645,7 +637,7 @@ class Model(keras.Model):
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The model's outputs on data, as numpy arrays (`x` may be a dataset), nested as
         the model's outputs are."""
-        callbacks = _callback_list(callbacks)
+        callbacks = _listed(callbacks)
         x = array_data(x)
         if self._eager_steps() or not self._is_graph_network and not self.built:
             predict_step = self._step('predict_step')
@@ -729,12 +721,13 @@ def _is_tf_checkpoint(filepath):
         _HDF5_SUFFIXES)
 
 
-def _listed(metrics):
-    """`compile`'s metrics as a list (or dict) where one metric is given alone, as tf.keras
-    takes it (`metrics=tf.metrics.BinaryAccuracy()`, TF's text classification tutorial)."""
-    if metrics is None or isinstance(metrics, (list, tuple, dict)):
-        return metrics
-    return [metrics]
+def _listed(items):
+    """`compile`'s metrics or `fit`'s callbacks as a list (or dict) where one is given alone,
+    as tf.keras takes it (`metrics=tf.metrics.BinaryAccuracy()`, TF's text classification
+    tutorial; `callbacks=EarlyStopping(...)`, its audio tutorial)."""
+    if items is None or isinstance(items, (list, tuple, dict)):
+        return items
+    return [items]
 
 
 _CONFIG_TYPES = (str, int, float, bool, type(None))
