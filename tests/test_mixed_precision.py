@@ -149,10 +149,85 @@ def test_layer_computes_within_tolerance_of_float32(case, policy, training):
     layer.set_weights(reference_layer.get_weights())
     _, actual = _outputs(layer, x, training)
     float32 = case in ('BatchNormalization', 'LSTM', 'GRU', 'Embedding')
+    if case == 'LSTM' and policy == 'mixed_bfloat16' and mixed_precision.native_bfloat16():
+        float32 = False  # oneDNN's bfloat16 torch.lstm (test_lstm_computes_in_native_...)
     assert symbol.dtype == ('float32' if float32 else mixed_precision.Policy(policy).compute_dtype)
     assert all(w.dtype == torch.float32 for w in layer.weights)
     scale = max(1., float(np.abs(expected).max()))
     np.testing.assert_allclose(actual, expected, atol=TOLERANCE[policy] * scale, rtol=0)
+
+
+RECURRENT = {
+    'LSTM': (lambda: L.LSTM(5), True),
+    'LSTM backwards, returning states': (
+        lambda: L.LSTM(5, go_backwards=True, return_sequences=True, return_state=True), True),
+    'LSTM hard_sigmoid': (lambda: L.LSTM(5, recurrent_activation='hard_sigmoid'), False),
+    'LSTM dropout': (lambda: L.LSTM(5, dropout=0.2), False),
+    'LSTM recurrent dropout': (lambda: L.LSTM(5, recurrent_dropout=0.2), False),
+    'LSTM unrolled': (lambda: L.LSTM(5, unroll=True), False),
+    'GRU': (lambda: L.GRU(5), False),
+    'SimpleRNN': (lambda: L.SimpleRNN(5), False),
+    'RNN of LSTMCells': (lambda: L.RNN([L.LSTMCell(5), L.LSTMCell(5)]), False),
+}
+
+
+@pytest.mark.parametrize('case', sorted(RECURRENT))
+@pytest.mark.parametrize('native', [True, False])
+def test_only_torch_lstm_recurrences_compute_in_a_native_bfloat16(monkeypatch, case, native):
+    """A recurrent layer computes in bfloat16 only where torch's fused LSTM runs it and the
+    CPU has oneDNN's bfloat16 kernels; the others stay float32 (rnn_kernels' loops)."""
+    monkeypatch.setattr(mixed_precision, 'native_bfloat16', lambda: native)
+    make, fused = RECURRENT[case]
+    mixed_precision.set_global_policy('mixed_bfloat16')
+    outputs = make()(L.Input((6, 3)))
+    outputs = outputs if isinstance(outputs, list) else [outputs]
+    expected = 'bfloat16' if fused and native else 'float32'
+    assert [o.dtype for o in outputs] == [expected] * len(outputs)
+
+
+needs_native_bfloat16 = pytest.mark.skipif(
+    not mixed_precision.native_bfloat16(),
+    reason='needs a CPU with AVX512-BF16 or AMX (oneDNN bfloat16 LSTM kernels)')
+
+
+@needs_native_bfloat16
+@pytest.mark.parametrize('mask_zero', [False, True])
+def test_lstm_computes_in_native_bfloat16(mask_zero):
+    """A plain LSTM under mixed_bfloat16 runs oneDNN's bfloat16 LSTM: its outputs match
+    torch's LSTM given the same bfloat16 inputs and weights, trains (float32 gradients at
+    float32 variables). With a mask the layer still computes its bfloat16 inputs, in
+    rnn_kernels' float32 loop: the float32 LSTM given the bfloat16-rounded values."""
+    rng = np.random.RandomState(4)
+    tokens = rng.randint(1, 20, size=(4, 9))
+    tokens[:, :3] = 0
+    mixed_precision.set_global_policy('mixed_bfloat16')
+    model = keras.models.Sequential([L.Embedding(20, 6, input_length=9, mask_zero=mask_zero),
+                                     L.LSTM(5, return_sequences=True)])
+    assert model.output.dtype == 'bfloat16'
+    embedding, lstm = model.layers
+    actual = model.predict(tokens).astype('float32')
+    kernel, recurrent_kernel, bias = (torch.tensor(w).bfloat16() for w in lstm.get_weights())
+    x = torch.tensor(embedding.get_weights()[0][tokens]).bfloat16()
+    reference = torch.nn.LSTM(6, 5, batch_first=True)
+    with torch.no_grad():
+        reference.weight_ih_l0.copy_(kernel.t())
+        reference.weight_hh_l0.copy_(recurrent_kernel.t())
+        reference.bias_ih_l0.copy_(bias)
+        reference.bias_hh_l0.zero_()
+        if mask_zero:
+            # the masked steps are the first three: they hold zero states and output zeros
+            out, _ = reference.float()(x[:, 3:].float())
+            expected = torch.cat([torch.zeros(4, 3, 5), out], dim=1)
+            tolerance = 1e-2  # the float32 loop's output, rounded to bfloat16
+        else:
+            expected, _ = reference.bfloat16()(x)
+            tolerance = 2e-2  # oneDNN's and torch's bfloat16 LSTM round differently
+    np.testing.assert_allclose(actual, expected.float().numpy(), atol=tolerance, rtol=0)
+    model.compile('adam', 'mse')
+    before = lstm.get_weights()[0]
+    model.train_on_batch(tokens, np.ones((4, 9, 5), 'float32'))
+    assert all(w.dtype == torch.float32 for w in lstm.weights)
+    assert not np.allclose(lstm.get_weights()[0], before)
 
 
 @pytest.mark.parametrize('policy', MIXED)

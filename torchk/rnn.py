@@ -35,6 +35,7 @@ from . import rnn_scan
 from . import structure
 from .array_ops import stack, zeros_like
 from .function import placeholder
+from .math_ops import cast
 from .validation import check_shape, format_shape
 
 
@@ -214,7 +215,7 @@ def _fast_cell(step_function, inputs, constants, unroll):
     if not fast_paths or constants or unroll or not inspect.isfunction(step_function):
         return None
     shape = graph_shape(inputs)
-    if len(shape) != 3 or _dtype_of(inputs) not in (torch.float32, torch.float64):
+    if len(shape) != 3 or not _dtype_of(inputs).is_floating_point:
         return None
     cell = _keras_cell(step_function)
     if cell is None:
@@ -241,6 +242,18 @@ def _torch_computes(cell, mask):
         return False
     return (_activation_name(cell.activation) == 'tanh' and
             _activation_name(cell.recurrent_activation) == 'sigmoid')
+
+
+def runs_torch_lstm(layer):
+    """Whether the recurrence of the Keras RNN `layer` runs torch's fused `torch.lstm` on
+    inputs without a mask (`_torch_computes`), which computes float16 and bfloat16 in the
+    device's own kernels (cuDNN; oneDNN on the CPU)."""
+    cell = getattr(layer, 'cell', None)
+    keras_class = _keras_cell_class(cell)
+    if (not fast_paths or getattr(layer, 'unroll', False) or keras_class is None or
+            type(cell).call is not keras_class.call):
+        return False
+    return _torch_computes(cell, None)
 
 
 def _check_weights(op, inputs, states, kernel, recurrent_kernel, gates):
@@ -395,20 +408,32 @@ def _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask):
         # the cell makes its dropout masks (once per sequence) on its call at time 0
         output_0, _ = step_function(inputs[:, -1 if go_backwards else 0], list(initial_states))
     if _torch_computes(cell, mask):
-        last, outputs, states = _fused_lstm(inputs, initial_states[0], initial_states[1],
-                                            cell.kernel, cell.recurrent_kernel, cell.bias,
-                                            go_backwards)
+        # Keras' initial states are floatx zeros (`K.zeros_like`); a half-precision LSTM
+        # starts from them in its own dtype, as tf.keras' does
+        h0, c0 = (cast(s, _dtype_of(inputs)) for s in initial_states)
+        last, outputs, states = _fused_lstm(inputs, h0, c0, cell.kernel, cell.recurrent_kernel,
+                                            cell.bias, go_backwards)
         return last, outputs, list(states)
     input_masks = _masks(cell._dropout_mask)
     if input_masks and (name == 'SimpleRNNCell' or cell.implementation == 2):
         input_masks = input_masks[:1]
-    recurrent_masks = _masks(cell._recurrent_dropout_mask)
+    recurrent_mask = _masks(cell._recurrent_dropout_mask)
+    recurrent_mask = recurrent_mask and recurrent_mask[0]
+    operands = [inputs, list(initial_states), cell.kernel, cell.recurrent_kernel, cell.bias,
+                input_masks, recurrent_mask]
+    low_precision = _dtype_of(inputs) in (torch.float16, torch.bfloat16)
+    if low_precision:
+        # rnn_kernels' step loops run their element-wise work slower in half precision than
+        # in float32 (and a half-precision cell state drifts over long sequences)
+        operands = structure.map_structure(
+            lambda x: None if x is None else cast(x, torch.float32), operands)
     last, outputs, states = _cell_recurrence(
-        name, inputs, list(initial_states), cell.kernel, cell.recurrent_kernel, cell.bias,
-        input_masks, recurrent_masks and recurrent_masks[0], mask, go_backwards,
-        _activation_name(cell.activation),
+        name, *operands, mask, go_backwards, _activation_name(cell.activation),
         None if name == 'SimpleRNNCell' else _activation_name(cell.recurrent_activation),
         name == 'GRUCell' and cell.reset_after)
+    if low_precision:
+        last, outputs, states = structure.map_structure(
+            lambda x: cast(x, _dtype_of(inputs)), (last, outputs, list(states)))
     if getattr(output_0, '_uses_learning_phase', False):
         last._uses_learning_phase = True
     return last, outputs, list(states)
