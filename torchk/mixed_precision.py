@@ -61,8 +61,9 @@ _POLICIES = {
 # normalization, whose statistics and moving averages TF keeps float32; the recurrent layers,
 # whose loops (`rnn_kernels`) gain nothing in half precision (`native_recurrence` names
 # the exception: `torch.lstm` where the device has it in the compute dtype); and
-# `Embedding`, a gather, whose rows cast by the next layer equal the rows of a cast table (casting the rows instead
-# of the whole table is cheaper, and its gradient accumulates in float32).
+# `Embedding`, a gather, whose rows cast by the next layer equal the rows of a cast table
+# (casting the rows instead of the whole table is cheaper, and its gradient accumulates in
+# float32).
 FLOAT32_LAYERS = ('BatchNormalization', 'LayerNormalization', 'GroupNormalization', 'RNN',
                   'Embedding')
 
