@@ -77,6 +77,12 @@ def _fused_names(f):
     return [c.__name__ for c in _constants(f) if isinstance(c, folding.FusedConvolution)]
 
 
+def _calls_of(f, function):
+    """How many times the program of `f` calls `function`."""
+    names = [name for name, value in f._program.__globals__.items() if value is function]
+    return sum(f._program.source.count(' %s(' % name) for name in names)
+
+
 def _constants(f):
     return list(f._program.__globals__.values())
 
@@ -190,3 +196,52 @@ def test_switch_turns_the_pass_off(monkeypatch):
     assert not folding.enabled()
     monkeypatch.setenv('TORCHK_FOLD', '1')
     assert folding.enabled()
+
+
+def _mixed_mobile_block(keras):
+    """MobileNetV2's layer pattern: convolutions, batch norms and ReLU6s, a residual Add."""
+    layers = keras.layers
+    inputs = layers.Input((8, 8, 3))
+    x = layers.Conv2D(8, 3, padding='same', use_bias=False)(inputs)
+    x = layers.ReLU(6.)(layers.BatchNormalization()(x))
+    y = layers.DepthwiseConv2D(3, padding='same', use_bias=False)(x)
+    y = layers.ReLU(6.)(layers.BatchNormalization()(y))
+    y = layers.BatchNormalization()(layers.Conv2D(8, 1)(y))
+    outputs = layers.GlobalAveragePooling2D()(layers.Add()([x, y]))
+    model = keras.models.Model(inputs, layers.Activation('linear', dtype='float32')(outputs))
+    rng = np.random.RandomState(5)
+    for layer in model.layers:
+        if isinstance(layer, layers.BatchNormalization):
+            layer.set_weights([rng.uniform(0.5, 2., w.shape).astype('float32') if i in (0, 3)
+                               else rng.uniform(-1., 1., w.shape).astype('float32')
+                               for i, w in enumerate(layer.get_weights())])
+    return model
+
+
+@pytest.mark.parametrize('policy', ['mixed_bfloat16', 'mixed_float16'])
+def test_mixed_precision_chains_fold_and_stay_in_the_compute_dtype(policy):
+    """Under a mixed policy `cast(bn(cast(conv(x, cast(kernel)), float32)), low)` folds into one
+    convolution computing in the low precision: no batch norm, no cast of an activation
+    between the layers, the values of the unfolded program to the low precision's rounding."""
+    import keras
+    from torchk import mixed_precision
+    mixed_precision.set_global_policy(policy)
+    try:
+        model = _mixed_mobile_block(keras)
+    finally:
+        mixed_precision.set_global_policy('float32')
+    x = np.random.RandomState(6).uniform(-1, 1, (4, 8, 8, 3)).astype('float32')
+    folding.set_enabled(False)
+    try:
+        expected = model.predict(x)
+        unfolded = model.predict_function
+    finally:
+        folding.set_enabled(None)
+    model.predict_function = None
+    actual = model.predict(x)
+    f = model.predict_function
+    assert len(_fused_names(f)) == 3 and _fused_names(unfolded) == []
+    assert 'batch_normalization' not in f._program.source
+    # the casts of the input and of the output; the unfolded program casts around each BN
+    assert (_calls_of(f, K.cast.__wrapped__), _calls_of(unfolded, K.cast.__wrapped__)) == (2, 8)
+    np.testing.assert_allclose(actual, expected, atol=0.05 * np.abs(expected).max())

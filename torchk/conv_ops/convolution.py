@@ -34,11 +34,11 @@ def _convolve(x, weight, strides, padding, dilations, groups=1, bias=None, activ
     output channel, if given), TF padding rules.
 
     `activation` (`('relu', ())` or `('hardtanh', (low, high))`) is applied to the result.
-    For float32 CPU tensors outside autograd (inference programs, `folding.py`), oneDNN
-    applies it as a post-op of the convolution, in the same pass; `packed_weights`, a dict
-    owned by the caller (to be emptied when `weight` changes), then keeps a 2D or 3D
-    convolution's `weight` reordered into oneDNN's blocked layout per input shape, which
-    saves the reorder on every call.
+    For float32 (and native bfloat16) CPU tensors outside autograd (inference programs,
+    `folding.py`), oneDNN applies it as a post-op of the convolution, in the same pass;
+    `packed_weights`, a dict owned by the caller (to be emptied when `weight` changes), then
+    keeps a 2D or 3D convolution's `weight` reordered into oneDNN's blocked layout per input
+    shape, which saves the reorder on every call.
     Elsewhere the activation is a separate op."""
     rank = x.ndim - 2
     pads = _spatial_pads(x.shape[2:], weight.shape[2:], strides, dilations, padding)
@@ -46,8 +46,8 @@ def _convolve(x, weight, strides, padding, dilations, groups=1, bias=None, activ
     if activation is None and packed_weights is None:
         return _CONV[rank](x, weight, bias, strides, torch_padding, dilations, groups)
     name, scalars = activation or ('none', ())
-    if (x.device.type == 'cpu' and x.dtype == weight.dtype == torch.float32
-            and torch.backends.mkldnn.is_available() and not torch.is_grad_enabled()):
+    if (x.device.type == 'cpu' and x.dtype == weight.dtype and _mkldnn_computes(x.dtype)
+            and not torch.is_grad_enabled()):
         arguments = list(torch_padding), list(strides), list(dilations), groups
         if packed_weights is not None and rank > 1:
             key = tuple(x.shape)
@@ -61,6 +61,15 @@ def _convolve(x, weight, strides, padding, dilations, groups=1, bias=None, activ
     if name == 'none':
         return y
     return torch.relu(y) if name == 'relu' else F.hardtanh(y, *scalars)
+
+
+def _mkldnn_computes(dtype):
+    """Whether oneDNN runs CPU convolutions of `dtype` with post-ops: float32, and bfloat16
+    on a CPU with AVX512-BF16 or AMX."""
+    if not torch.backends.mkldnn.is_available():
+        return False
+    return dtype == torch.float32 or (dtype == torch.bfloat16 and
+                                      torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def _conv_arguments(name, rank, x, strides, padding, data_format, dilation_rate,

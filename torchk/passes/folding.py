@@ -14,8 +14,18 @@ activations. In a program that does not train, this pass rewrites them into one 
 - a `relu` (no `alpha` or `threshold`; with or without `max_value`) of such a convolution is
   applied by the convolution: on the CPU by oneDNN as a post-op (`_convolution_pointwise`),
   one pass over the output instead of two or three.
+Under a mixed precision policy the convolution computes in float16 or bfloat16 from its
+variables read as casts, and the normalization in float32 between two casts of the
+activations: `cast(batch_normalization(cast(conv(x, cast(kernel)), float32)), low)`. The
+pass folds that whole chain too: the folded kernel and bias are computed in float32 from the
+variables and cast once to the convolution's dtype, and the result stays in that dtype when
+its only reader was the cast back (otherwise it is cast to float32, as the normalization's
+result was). On a CPU with native bfloat16 the folded convolution runs oneDNN's bfloat16
+kernel with the activation as a post-op.
 Values agree with the unfused program to float32 rounding (the normalization is applied to
-the weights instead of the activations). Programs that compute gradients are never
+the weights instead of the activations); under a mixed policy, to the rounding of the
+compute dtype, which the folded kernel gets once where the unfused program rounded the
+kernel and the convolution's result. Programs that compute gradients are never
 rewritten: the gradients of the kernel, the bias and the batch-norm parameters need the
 separate ops.
 
@@ -25,7 +35,9 @@ separate ops.
 import torch
 
 from .. import config
+from .. import dtypes
 from .. import graph
+from .. import math_ops
 from .. import nn_ops
 from .. import program
 from ..conv_ops import bias as conv_bias
@@ -33,6 +45,7 @@ from ..variables import Variable
 
 _BATCH_NORMALIZATION = nn_ops.batch_normalization.__wrapped__
 _RELU = nn_ops.relu.__wrapped__
+_CAST = math_ops.cast.__wrapped__
 _switch = config.PassSwitch('TORCHK_FOLD')
 enabled = _switch.enabled
 set_enabled = _switch.set_enabled
@@ -78,10 +91,28 @@ def _merge(node, readers, fused):
     """The `FusedConvolution` that computes `node` with the convolution before it, or None."""
     if node.fn is _BATCH_NORMALIZATION:
         source = _only_reader_of(node, readers)
+        output_dtype = None
+        if source is not None and source.node.fn is _CAST:
+            # a mixed-precision convolution's result, normalized in float32
+            output_dtype = source._torch_dtype
+            source = _only_reader_of(source.node, readers)
+            if output_dtype != torch.float32 or source is None:
+                return None
         if source is None or id(source.node) in fused:
             return None
         parts = conv_bias.convolution_parts(source.node)
-        return None if parts is None else _with_batch_normalization(node, source, parts)
+        if parts is None:
+            return None
+        return _with_batch_normalization(node, source, parts, output_dtype)
+    if node.fn is _CAST:
+        # a folded result cast to float32, cast back to the dtype it was computed in
+        source = _only_reader_of(node, readers)
+        before = None if source is None else fused.get(id(source.node))
+        if before is None or before.output_dtype is None or \
+                source._torch_dtype != before.output_dtype or \
+                _torch_dtype_of(node.bound_arguments()['dtype']) != before.x._torch_dtype:
+            return None
+        return before.with_output_dtype(None)
     if node.fn is _RELU:
         activation = _activation(node)
         source = _only_reader_of(node, readers)
@@ -94,8 +125,25 @@ def _merge(node, readers, fused):
         if parts is None:
             return None
         conv, x, kernel, bias, options = parts
-        return FusedConvolution(conv, x, options, kernel, bias, activation=activation)
+        return FusedConvolution(conv, x, options, _variable_read(kernel), _variable_read(bias),
+                                activation=activation)
     return None
+
+
+def _torch_dtype_of(dtype):
+    try:
+        return dtypes.to_torch(dtype)
+    except (TypeError, ValueError):
+        return None
+
+
+def _variable_read(value):
+    """The variable that `value` reads in a lower precision (a mixed layer's variable read
+    as a cast, `graph.read_variable`), else `value`."""
+    node = getattr(value, 'node', None)
+    if isinstance(value, graph.KerasTensor) and node is not None and node.fn is graph._read_as:
+        return node.args[0]
+    return value
 
 
 def _only_reader_of(node, readers):
@@ -125,10 +173,12 @@ def _activation(node):
     return 'hardtanh', (0., float(max_value))
 
 
-def _with_batch_normalization(node, source, parts):
-    """The folded form of `batch_normalization(conv(...))`, or None when the statistics and
-    parameters are not 1D variables along the convolution's channels."""
+def _with_batch_normalization(node, source, parts, output_dtype):
+    """The folded form of `batch_normalization(conv(...))` (with the convolution's result
+    cast to `output_dtype` first, when given), or None when the statistics and parameters
+    are not 1D variables along the convolution's channels."""
     conv, x, kernel, bias, options = parts
+    kernel, bias = _variable_read(kernel), _variable_read(bias)
     arguments = node.bound_arguments()
     shape = source._static_shape
     if shape is None or not isinstance(arguments['axis'], int) \
@@ -146,7 +196,7 @@ def _with_batch_normalization(node, source, parts):
            for w in [bias] + statistics):
         return None
     return FusedConvolution(conv, x, options, kernel, bias, statistics,
-                            float(arguments['epsilon']))
+                            float(arguments['epsilon']), output_dtype=output_dtype)
 
 
 class FusedConvolution:
@@ -155,19 +205,21 @@ class FusedConvolution:
 
     Called with the convolution's input, then its kernel and bias, then the batch-norm
     mean, variance, beta and gamma (the node's `parameters`, None where absent). When the
-    kernel, bias and statistics are all variables, the folded kernel and bias, and the
-    kernel packed for oneDNN, are kept from call to call until one of them is written (its
-    version counter changes).
+    kernel, bias and statistics are all variables, the folded kernel and bias (cast to the
+    input's dtype), and the kernel packed for oneDNN, are kept from call to call until one
+    of them is written (its version counter changes). The result is cast to `output_dtype`
+    when given.
     """
 
     def __init__(self, conv, x, options, kernel, bias, statistics=None, epsilon=None,
-                 activation=None):
+                 activation=None, output_dtype=None):
         self.conv = conv
         self.x = x
         self.options = options
         self.parameters = (kernel, bias) + tuple(statistics or (None,) * 4)
         self.epsilon = epsilon
         self.activation = activation
+        self.output_dtype = output_dtype
         self.__name__ = 'fused_' + conv.__name__
         self._kept = all(p is None or isinstance(p, Variable) for p in self.parameters)
         # the program passes the variables themselves, not aliases made per call
@@ -177,12 +229,24 @@ class FusedConvolution:
         self._packed = {}
 
     def with_activation(self, activation):
-        """The same convolution with `activation` applied."""
+        """The same convolution with `activation` applied (before the cast to
+        `output_dtype`, which a ReLU commutes with)."""
+        return self._with(activation, self.output_dtype)
+
+    def with_output_dtype(self, output_dtype):
+        """The same convolution with its result cast to `output_dtype` (None: not cast)."""
+        return self._with(self.activation, output_dtype)
+
+    def _with(self, activation, output_dtype):
         return FusedConvolution(self.conv, self.x, self.options, *self.parameters[:2],
                                 self.parameters[2:] if self.epsilon is not None else None,
-                                self.epsilon, activation)
+                                self.epsilon, activation, output_dtype)
 
     def __call__(self, x, kernel, bias, mean, var, beta, gamma):
+        result = self._convolve(x, kernel, bias, mean, var, beta, gamma)
+        return result if self.output_dtype is None else result.to(self.output_dtype)
+
+    def _convolve(self, x, kernel, bias, mean, var, beta, gamma):
         if not self._kept:
             return conv_bias.fused_convolution(self.conv, x, kernel, self.options, bias,
                                               self.activation)
@@ -193,7 +257,8 @@ class FusedConvolution:
             # plain aliases of the variables: Python operators of variables record graph ops
             weights = tuple(None if w is None else w.as_subclass(torch.Tensor)
                             for w in weights)
-            self._weights = self._fold(*weights) if self.epsilon is not None else weights[:2]
+            folded = self._fold(*weights) if self.epsilon is not None else weights[:2]
+            self._weights = tuple(None if w is None else w.to(x.dtype) for w in folded)
             self._packed = {}
         kernel, bias = self._weights
         return conv_bias.fused_convolution(self.conv, x, kernel, self.options, bias,
