@@ -199,7 +199,8 @@ def test_switch_turns_the_pass_off(monkeypatch):
 
 
 def _mixed_mobile_block(keras):
-    """MobileNetV2's layer pattern: convolutions, batch norms and ReLU6s, a residual Add."""
+    """MobileNetV2's layer pattern: convolutions, batch norms and ReLU6s, a residual Add;
+    the block's output read by the Add and by the next convolution."""
     layers = keras.layers
     inputs = layers.Input((8, 8, 3))
     x = layers.Conv2D(8, 3, padding='same', use_bias=False)(inputs)
@@ -207,7 +208,8 @@ def _mixed_mobile_block(keras):
     y = layers.DepthwiseConv2D(3, padding='same', use_bias=False)(x)
     y = layers.ReLU(6.)(layers.BatchNormalization()(y))
     y = layers.BatchNormalization()(layers.Conv2D(8, 1)(y))
-    outputs = layers.GlobalAveragePooling2D()(layers.Add()([x, y]))
+    z = layers.Conv2D(8, 1, activation='relu')(y)
+    outputs = layers.GlobalAveragePooling2D()(layers.Add()([x, y, z]))
     model = keras.models.Model(inputs, layers.Activation('linear', dtype='float32')(outputs))
     rng = np.random.RandomState(5)
     for layer in model.layers:
@@ -240,8 +242,10 @@ def test_mixed_precision_chains_fold_and_stay_in_the_compute_dtype(policy):
     model.predict_function = None
     actual = model.predict(x)
     f = model.predict_function
-    assert len(_fused_names(f)) == 3 and _fused_names(unfolded) == []
+    assert len(_fused_names(f)) == 4 and _fused_names(unfolded) == []
+    fused = [c for c in _constants(f) if isinstance(c, folding.FusedConvolution)]
+    assert [_calls_of(f, c) for c in fused] == [1] * 4  # the shared block output once
     assert 'batch_normalization' not in f._program.source
     # the casts of the input and of the output; the unfolded program casts around each BN
-    assert (_calls_of(f, K.cast.__wrapped__), _calls_of(unfolded, K.cast.__wrapped__)) == (2, 8)
+    assert (_calls_of(f, K.cast.__wrapped__), _calls_of(unfolded, K.cast.__wrapped__)) == (2, 9)
     np.testing.assert_allclose(actual, expected, atol=0.05 * np.abs(expected).max())

@@ -74,21 +74,34 @@ def fold(targets, fed=()):
         node = getattr(item, 'node', None)
         if isinstance(item, graph.KerasTensor) and node is not None:
             readers[id(node)] = readers.get(id(node), 0) + 1
-    rewrite = program.Rewrite(fed)
-    fused = {}
+    casts = {}
     for node in nodes:
-        merged = _merge(node, readers, fused)
+        if node.fn is _CAST:
+            source = node.bound_arguments()['x']
+            if isinstance(source, graph.KerasTensor) and source.node is not None:
+                key = (id(source.node), _torch_dtype_of(node.bound_arguments()['dtype']))
+                casts[key] = casts.get(key, 0) + 1
+    rewrite = program.Rewrite(fed)
+    fused, made = {}, {}
+    for node in nodes:
+        merged = _merge(node, readers, casts, fused)
         if merged is None:
             rewrite.copy(node)
             continue
         fused[id(node)] = merged
-        args = tuple(rewrite.symbol(item) for item in (merged.x,) + merged.parameters)
-        rewrite.replace_node(node, graph.Node(merged, args, {}, graph._symbols_in(args)))
+        if id(merged) not in made:
+            args = tuple(rewrite.symbol(item) for item in (merged.x,) + merged.parameters)
+            made[id(merged)] = graph.Node(merged, args, {}, graph._symbols_in(args))
+        rewrite.replace_node(node, made[id(merged)])
     return rewrite.targets(targets)
 
 
-def _merge(node, readers, fused):
-    """The `FusedConvolution` that computes `node` with the convolution before it, or None."""
+def _merge(node, readers, casts, fused):
+    """The `FusedConvolution` that computes `node` with the convolution before it, or None.
+
+    `readers`: how many inputs of the program's nodes (and targets) each node's result is,
+    by node id; `casts`: how many of them are casts to a dtype, by (node id, dtype); `fused`:
+    the merges made so far, by the id of the node they replace."""
     if node.fn is _BATCH_NORMALIZATION:
         source = _only_reader_of(node, readers)
         output_dtype = None
@@ -105,14 +118,17 @@ def _merge(node, readers, fused):
             return None
         return _with_batch_normalization(node, source, parts, output_dtype)
     if node.fn is _CAST:
-        # a folded result cast to float32, cast back to the dtype it was computed in
-        source = _only_reader_of(node, readers)
-        before = None if source is None else fused.get(id(source.node))
-        if before is None or before.output_dtype is None or \
-                source._torch_dtype != before.output_dtype or \
-                _torch_dtype_of(node.bound_arguments()['dtype']) != before.x._torch_dtype:
+        # a folded result cast to float32, cast back to the dtype it was computed in by each
+        # of its readers (a residual block's output: the next block and the sum)
+        source = node.bound_arguments()['x']
+        before = fused.get(id(getattr(source, 'node', None)))
+        if before is None or before.output_dtype is None or source.path != ():
             return None
-        return before.with_output_dtype(None)
+        dtype = before.x._torch_dtype
+        if (_torch_dtype_of(node.bound_arguments()['dtype']) != dtype or
+                casts.get((id(source.node), dtype)) != readers.get(id(source.node))):
+            return None
+        return before.in_compute_dtype(shared=readers[id(source.node)] > 1)
     if node.fn is _RELU:
         activation = _activation(node)
         source = _only_reader_of(node, readers)
@@ -120,7 +136,9 @@ def _merge(node, readers, fused):
             return None
         if id(source.node) in fused:
             before = fused[id(source.node)]
-            return None if before.activation else before.with_activation(activation)
+            if before.activation or before.shared:
+                return None
+            return before.with_activation(activation)
         parts = conv_bias.convolution_parts(source.node)
         if parts is None:
             return None
@@ -212,7 +230,7 @@ class FusedConvolution:
     """
 
     def __init__(self, conv, x, options, kernel, bias, statistics=None, epsilon=None,
-                 activation=None, output_dtype=None):
+                 activation=None, output_dtype=None, shared=False):
         self.conv = conv
         self.x = x
         self.options = options
@@ -220,6 +238,9 @@ class FusedConvolution:
         self.epsilon = epsilon
         self.activation = activation
         self.output_dtype = output_dtype
+        # several nodes stand for this one's result (it must not be changed for one of them)
+        self.shared = shared
+        self._in_compute_dtype = None
         self.__name__ = 'fused_' + conv.__name__
         self._kept = all(p is None or isinstance(p, Variable) for p in self.parameters)
         # the program passes the variables themselves, not aliases made per call
@@ -233,14 +254,17 @@ class FusedConvolution:
         `output_dtype`, which a ReLU commutes with)."""
         return self._with(activation, self.output_dtype)
 
-    def with_output_dtype(self, output_dtype):
-        """The same convolution with its result cast to `output_dtype` (None: not cast)."""
-        return self._with(self.activation, output_dtype)
+    def in_compute_dtype(self, shared):
+        """The same convolution with its result left in the dtype it computes in; one object
+        for every caller (`shared`: more than one node will stand for its result)."""
+        if self._in_compute_dtype is None:
+            self._in_compute_dtype = self._with(self.activation, None, shared)
+        return self._in_compute_dtype
 
-    def _with(self, activation, output_dtype):
+    def _with(self, activation, output_dtype, shared=False):
         return FusedConvolution(self.conv, self.x, self.options, *self.parameters[:2],
                                 self.parameters[2:] if self.epsilon is not None else None,
-                                self.epsilon, activation, output_dtype)
+                                self.epsilon, activation, output_dtype, shared)
 
     def __call__(self, x, kernel, bias, mean, var, beta, gamma):
         result = self._convolve(x, kernel, bias, mean, var, beta, gamma)
