@@ -987,3 +987,34 @@ def test_a_kernel_variable_is_laid_out_as_its_gradient_comes(name, conv, input_s
         assert [s for s, n in zip(gradient.stride(), gradient.shape) if n > 1] == \
             [s for s, n in zip(kernel.stride(), kernel.shape) if n > 1]
     assert not kernels[0].is_contiguous()
+
+
+@pytest.mark.parametrize('strides, depthwise, slow', [
+    ((2, 2), True, True), ((1, 2), True, True), ((1, 1), True, False), ((2, 2), False, False)])
+def test_bfloat16_convolutions_with_a_slow_backward_compute_in_float32(strides, depthwise, slow):
+    """oneDNN's bfloat16 backward of a strided grouped convolution is several times slower
+    than float32's: such a convolution computes in float32 when a gradient may follow, and
+    gives the float32 values rounded to bfloat16 (forward and gradients alike)."""
+    rng = np.random.RandomState(7)
+    x32 = torch.tensor(rng.randn(2, 9, 9, 4).astype('float32'))
+    kernel32 = torch.tensor(rng.randn(3, 3, 4, 1 if depthwise else 4).astype('float32'))
+    x, kernel = (t.bfloat16().requires_grad_() for t in (x32, kernel32))
+    conv = C.depthwise_conv2d if depthwise else C.conv2d
+    y = conv(x, kernel, strides=strides, padding='same', data_format='channels_last')
+    groups = 4 if depthwise else 1
+    weight = torch.zeros(4, 4 // groups, 3, 3, dtype=torch.bfloat16, requires_grad=True)
+    x_cf = x.permute(0, 3, 1, 2)
+    assert convolution._slow_in_bfloat16(x_cf, weight, strides, groups) is slow
+    with torch.no_grad():
+        assert not convolution._slow_in_bfloat16(x_cf, weight, strides, groups)
+    assert y.dtype == torch.bfloat16
+    x64, kernel64 = (t.detach().double().requires_grad_() for t in (x, kernel))
+    expected = conv(x64, kernel64, strides=strides, padding='same', data_format='channels_last')
+    np.testing.assert_allclose(y.float().detach().numpy(), expected.detach().numpy(),
+                               rtol=1e-2, atol=1e-2)
+    grad = torch.tensor(rng.randn(*y.shape).astype('float32'))
+    dx, dk = torch.autograd.grad(y, [x, kernel], grad.bfloat16())
+    dx64, dk64 = torch.autograd.grad(expected, [x64, kernel64], grad.double())
+    for got, want in ((dx, dx64), (dk, dk64)):
+        scale = float(want.abs().max())
+        np.testing.assert_allclose(got.float().numpy(), want.numpy(), rtol=0, atol=2e-2 * scale)
