@@ -15,11 +15,15 @@ precision and gradients arrive float32 at the variables. A layer given `dtype='f
 was set keep their own. Networks (`Model`, `Sequential`) cast nothing: their layers do.
 
 What stays float32 (as TF keeps it), in one place here:
-- the layers of `FLOAT32_LAYERS` (batch, layer and group normalization: their statistics and
-  moving averages; the recurrent layers, except an LSTM that torch's fused kernel runs
-  natively in the compute dtype (`native_recurrence`); `Embedding`), and any
-  layer they call: they compute in float32 and their outputs stay float32 (the next layer
-  casts them; TF's normalization casts its outputs itself: the same casts, one layer earlier);
+- the layers of `FLOAT32_LAYERS` (layer and group normalization: their statistics; the
+  recurrent layers, except an LSTM that torch's fused kernel runs natively in the compute
+  dtype (`native_recurrence`); `Embedding`), and any layer they call: they compute in
+  float32 and their outputs stay float32 (the next layer casts them; TF's normalization
+  casts its outputs itself: the same casts, one layer earlier);
+- the variables of `FLOAT32_VARIABLE_LAYERS` (batch normalization), read as they are by a
+  layer computing in the compute dtype: torch's batch norm takes low-precision inputs with
+  float32 statistics and parameters, computes the statistics in float32 and returns the
+  input's dtype, as TF's fused batch norm does;
 - losses: a loss gets `y_pred` (and a floating `y_true`) cast to float32 (softmax and
   log-softmax inside losses included); CTC computes in float32 (`ctc.py`);
 - variables, so the optimizer updates float32 values; Keras metrics keep float32 state.
@@ -64,8 +68,15 @@ _POLICIES = {
 # `Embedding`, a gather, whose rows cast by the next layer equal the rows of a cast table
 # (casting the rows instead of the whole table is cheaper, and its gradient accumulates in
 # float32).
-FLOAT32_LAYERS = ('BatchNormalization', 'LayerNormalization', 'GroupNormalization', 'RNN',
-                  'Embedding')
+FLOAT32_LAYERS = ('LayerNormalization', 'GroupNormalization', 'RNN', 'Embedding')
+
+# Layers that compute in the compute dtype but read their variables as they are (float32):
+# batch normalization, whose torch kernels take float16 and bfloat16 inputs with float32
+# statistics and parameters, compute the batch statistics in float32 and return the input's
+# dtype, as TF's fused batch norm does. Its moving statistics stay float32, and no casts
+# surround it: under mixed_bfloat16 on a CPU with native bfloat16, MobileNetV2's training
+# step casted float32 batch norms spent a sixth of its time in those casts.
+FLOAT32_VARIABLE_LAYERS = ('BatchNormalization',)
 
 # The attribute holding a layer's policy (None: the layer computes as Keras 2.3.1 does).
 _POLICY_ATTRIBUTE = '_torchk_policy'
@@ -222,10 +233,14 @@ def computes_in_float32(layer, compute_dtype):
     """True if `layer` is in `FLOAT32_LAYERS` (a Keras or torchk class of that name, or a
     subclass of one), unless it is a recurrent layer that torch's fused LSTM kernel runs
     natively in `compute_dtype` (`native_recurrence`)."""
-    classes = {cls.__name__ for cls in type(layer).__mro__}
-    if not classes.intersection(FLOAT32_LAYERS):
+    if not _is_one_of(layer, FLOAT32_LAYERS):
         return False
-    return not ('RNN' in classes and native_recurrence(layer, compute_dtype))
+    return not (_is_one_of(layer, ('RNN',)) and native_recurrence(layer, compute_dtype))
+
+
+def _is_one_of(layer, class_names):
+    """True if `layer`'s class or a base class of it has one of `class_names`."""
+    return any(cls.__name__ in class_names for cls in type(layer).__mro__)
 
 
 def native_recurrence(layer, compute_dtype):
@@ -291,9 +306,10 @@ def in_policy(call):
             self, policy.compute_dtype)
         compute = 'float32' if float32 else policy.compute_dtype
         cast = cast_floats(inputs, compute)
+        variables = 'float32' if _is_one_of(self, FLOAT32_VARIABLE_LAYERS) else compute
         _calls.append((self, float32))
         try:
-            with graph.reading_variables_as(dtypes.to_torch(compute)):
+            with graph.reading_variables_as(dtypes.to_torch(variables)):
                 outputs = call(self, cast, *args, **kwargs)
         finally:
             _calls.pop()

@@ -520,12 +520,25 @@ def _channels_second(x, kept):
     return laid, lambda y: y.reshape(moved.shape).permute(inverse)
 
 
-def _channel_vector(value, x, axis):
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _statistics_dtype(x, values):
+    """The dtype of the statistics and parameters torch's batch-norm kernels take with `x`:
+    float32 for a float16 or bfloat16 `x` given float32 `values` (a mixed precision layer's
+    variables: the kernels compute in float32 and return `x`'s dtype), else `x`'s dtype."""
+    given = [v.dtype for v in values if v is not None]
+    if x.dtype in _HALF and given and all(d == torch.float32 for d in given):
+        return torch.float32
+    return x.dtype
+
+
+def _channel_vector(value, x, axis, dtype):
     """`value` as a 1-D tensor of the channels on `axis`, if it holds exactly one value per
-    channel laid along `axis` (1-D, or shaped `(1, .., channels, .., 1)`) with `x`'s dtype;
-    else None."""
+    channel laid along `axis` (1-D, or shaped `(1, .., channels, .., 1)`) of `dtype`; else
+    None."""
     channels = x.shape[axis]
-    if (value.dtype != x.dtype or value.numel() != channels
+    if (value.dtype != dtype or value.numel() != channels
             or (value.ndim != 1 and (value.ndim != x.ndim or value.shape[axis] != channels))):
         return None
     return value.reshape(channels)
@@ -566,17 +579,21 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
     var = _parameter(var, 'var', x, axis)
     beta = None if beta is None else _parameter(beta, 'beta', x, axis)
     gamma = None if gamma is None else _parameter(gamma, 'gamma', x, axis)
+    statistics = (mean, var, beta, gamma)
     if x.ndim > 1 and not (torch.is_grad_enabled() and (_differentiated(mean)
                                                         or _differentiated(var))):
-        vectors = [None if v is None else _channel_vector(v, x, axis)
-                   for v in (mean, var, beta, gamma)]
-        if all(v is not None for v, given in zip(vectors, (mean, var, beta, gamma))
-               if given is not None):
+        dtype = _statistics_dtype(x, statistics)
+        vectors = [None if v is None else _channel_vector(v, x, axis, dtype)
+                   for v in statistics]
+        if all(v is not None for v, given in zip(vectors, statistics) if given is not None):
             laid, restore = _channels_second(x, [axis])
             mean, var, beta, gamma = vectors
             return restore(torch.batch_norm(laid, gamma, beta, mean, var, False, 0., epsilon,
                                             False))
-    return _normalize(x, mean, var, beta, gamma, epsilon)
+    normed = _normalize(x, mean, var, beta, gamma, epsilon)
+    if _statistics_dtype(x, statistics) != x.dtype:
+        return normed.to(x.dtype)  # as the kernel returns it
+    return normed
 
 
 def _differentiated(tensor):
@@ -648,8 +665,9 @@ def normalize_batch_in_training(x, gamma, beta, reduction_axes, epsilon=1e-3):
     # The kernel writes the batch mean and the unbiased variance into running statistics
     # given a momentum of 1; the zeros keep `0 * running` from reading garbage.
     # The backward reads them, so the biased variance is a new tensor.
-    mean = torch.zeros(channels, dtype=x.dtype, device=x.device)
-    unbiased = torch.zeros(channels, dtype=x.dtype, device=x.device)
+    dtype = _statistics_dtype(x, parameters)
+    mean = torch.zeros(channels, dtype=dtype, device=x.device)
+    unbiased = torch.zeros(channels, dtype=dtype, device=x.device)
     normed = torch.batch_norm(laid, parameters[0], parameters[1], mean, unbiased, True, 1.,
                               epsilon, False)
     count = laid.numel() // max(channels, 1)
@@ -666,7 +684,8 @@ def _batch_norm_layout(x, gamma, beta, reduction_axes):
 
     Returns `(laid, restore, parameters, stats_shape, axes)`: `x` laid out as
     `(batch, channels, ...)` (`_channels_second`), the function taking a result back to the
-    layout of `x`, `[gamma, beta]` as 1-D tensors of `x`'s dtype (None where absent), the
+    layout of `x`, `[gamma, beta]` as 1-D tensors (None where absent) of `x`'s dtype, or
+    float32 for a float16 or bfloat16 `x` given float32 ones (`_statistics_dtype`), the
     statistics' shape, and the reduction axes.
 
     # Raises
@@ -689,8 +708,9 @@ def _batch_norm_layout(x, gamma, beta, reduction_axes):
                                     axes))
             if value.shape != (channels,):
                 value = value.reshape(channels)
-            value = value.to(x.dtype)
         parameters.append(value)
+    dtype = _statistics_dtype(x, parameters)
+    parameters = [None if p is None else p.to(dtype) for p in parameters]
     if not kept:
         laid, restore = x.reshape(1, 1, -1), lambda y: y.reshape(x.shape)
     else:
@@ -701,7 +721,7 @@ def _batch_norm_layout(x, gamma, beta, reduction_axes):
     if laid.is_cuda and parameters[0] is None and parameters[1] is not None:
         # cuDNN's backward without a scale returns an empty gradient for the offset
         # (BatchNormalization(scale=False), InceptionV3's): a scale of ones is the same op.
-        parameters[0] = torch.ones(channels, dtype=x.dtype, device=x.device)
+        parameters[0] = torch.ones(channels, dtype=dtype, device=x.device)
     return laid, restore, parameters, stats_shape, axes
 
 
@@ -718,8 +738,9 @@ def normalize_batch_with_moving_statistics(x, gamma, beta, moving_mean, moving_v
 
     # Arguments
         x, gamma, beta, reduction_axes, epsilon: as for `normalize_batch_in_training`.
-        moving_mean, moving_variance: contiguous tensors of `x`'s dtype holding one value
-            per position of the axes not reduced; written in place.
+        moving_mean, moving_variance: contiguous tensors of the parameters' dtype
+            (`_batch_norm_layout`) holding one value per position of the axes not reduced;
+            written in place.
         momentum: the weight of the batch statistics (torch's momentum: 1 - Keras').
 
     # Returns

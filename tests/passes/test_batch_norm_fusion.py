@@ -313,3 +313,28 @@ def test_the_tf_keras_facade_steps_are_fused(path):
                                0.5 * projected.mean(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(K.get_value(normalization.moving_variance),
                                0.5 + 0.5 * projected.var(0, ddof=1), rtol=1e-6)
+
+
+@pytest.mark.parametrize('policy', ['mixed_bfloat16', 'mixed_float16'])
+def test_a_mixed_precision_step_is_fused_with_float32_statistics(policy):
+    """Under a mixed policy the layer normalizes its low-precision input with its float32
+    variables (torch's kernel computes the statistics in float32): fused all the same, the
+    moving statistics stay float32 and move as the unfused program moves them."""
+    from torchk import mixed_precision
+    mixed_precision.set_global_policy(policy)
+    try:
+        start, _, _ = _train('conv2d_channels_last', False, steps=0)
+        initial = start.get_weights()
+        fused_model, fused_losses, _ = _train('conv2d_channels_last', True, initial)
+        unfused_model, unfused_losses, _ = _train('conv2d_channels_last', False, initial)
+    finally:
+        mixed_precision.set_global_policy('float32')
+    assert _count(fused_model.train_function, _FUSED) == 1
+    assert _count(fused_model.train_function, _UNFUSED) == 0
+    normalization = fused_model.layers[2]
+    assert normalization.output.dtype == mixed_precision.Policy(policy).compute_dtype
+    assert all(w.dtype == torch.float32 for w in normalization.weights)
+    np.testing.assert_allclose(fused_losses, unfused_losses, rtol=1e-2)
+    for name, a, b in zip(_names(fused_model), fused_model.get_weights(),
+                          unfused_model.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-3, err_msg=name)

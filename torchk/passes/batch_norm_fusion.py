@@ -35,9 +35,9 @@ statistics (their inference branch is gone once the learning phase is fixed, `ph
 with the phase unresolved it is read, and the step is left as it is), not the batch mean or
 variance or their corrected and updated values, and the moving statistics are updated by
 nothing else. The normalization must not be recomputed after the updates (an output
-flagged `_is_metric` computed from it), the moving statistics must hold one value per
-channel in `x`'s floating dtype (so a mixed-precision layer, whose statistics stay float32,
-is left as it is), and `n` must be the sample size of `x` over the reduction axes as
+flagged `_is_metric` computed from it), the moving statistics and the parameters must hold
+one value per channel, all in `x`'s floating dtype or (a mixed precision layer's: a float16
+or bfloat16 `x`) all float32, and `n` must be the sample size of `x` over the reduction axes as
 Keras computes it. The kernel updates the statistics while the program computes its outputs:
 nothing else reads them, so the outputs are still those of the state before the call.
 
@@ -64,6 +64,7 @@ set_enabled = _switch.set_enabled
 _NORMALIZE = nn_ops.normalize_batch_in_training.__wrapped__
 _PROD = math_ops.prod.__wrapped__
 _CAST = math_ops.cast.__wrapped__
+_HALF = (torch.float16, torch.bfloat16)
 _DIMENSION = array_ops._dimension.__wrapped__
 _OUTPUT = 'output'
 
@@ -188,7 +189,8 @@ def _match(node, readers, new_values):
         return None
     variables = (mean[0], variance[0])
     parameters = [arguments['gamma'], arguments['beta']]
-    if any(_dtype(v) != x._torch_dtype for v in list(variables) + parameters if v is not None):
+    given = {_dtype(v) for v in list(variables) + parameters if v is not None}
+    if given != {x._torch_dtype} and not (x._torch_dtype in _HALF and given == {torch.float32}):
         return None
     if any(v.numel() != math.prod(kept) or not v.is_contiguous() for v in variables):
         return None
