@@ -9,14 +9,16 @@ protobuf runtime skips every other field. The graph's messages are read for the 
 lookup table is initialized from (a text layer's vocabulary), never to run anything. Enumerations
 (`DataType`) are read as the integers they are on the wire. The descriptors live in a private
 pool, so they never clash with TensorFlow's own when both are imported.
+
+The message classes (`BundleHeaderProto`, `BundleEntryProto`, `TrackableObjectGraph`,
+`SavedModel`, `SavedMetadata`) are made on first use, so that importing torchk's tf.keras
+(whose layers and datasets are trackable) needs no protobuf until a checkpoint or a
+SavedModel is read or written.
 """
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+import importlib
 
 _PACKAGE = 'torchk.saving.tf'
-_FIELD = descriptor_pb2.FieldDescriptorProto
-_TYPES = {'int32': _FIELD.TYPE_INT32, 'int64': _FIELD.TYPE_INT64, 'bool': _FIELD.TYPE_BOOL,
-          'string': _FIELD.TYPE_STRING, 'fixed32': _FIELD.TYPE_FIXED32,
-          'bytes': _FIELD.TYPE_BYTES}
+_TYPES = ('int32', 'int64', 'bool', 'string', 'fixed32', 'bytes')
 
 # message name: [(field name, number, type or message name, repeated)]
 _MESSAGES = {
@@ -87,34 +89,47 @@ _MESSAGES = {
 }
 
 
+_PUBLIC = ('BundleHeaderProto', 'BundleEntryProto', 'TrackableObjectGraph', 'SavedModel',
+           'SavedMetadata')
+
+
+def _protobuf(module):
+    try:
+        return importlib.import_module('google.protobuf.' + module)
+    except ImportError as e:
+        raise ImportError('Reading or writing TensorFlow checkpoints and SavedModels needs the '
+                          "protobuf package: pip install 'protobuf>=4.25' (torchk's [keras] "
+                          'extra installs it). %s' % e) from None
+
+
 def _file_descriptor():
-    proto = descriptor_pb2.FileDescriptorProto(name='torchk_saving_tf.proto', package=_PACKAGE,
-                                               syntax='proto3')
+    field_type = _protobuf('descriptor_pb2').FieldDescriptorProto
+    proto = _protobuf('descriptor_pb2').FileDescriptorProto(
+        name='torchk_saving_tf.proto', package=_PACKAGE, syntax='proto3')
     for name, fields in _MESSAGES.items():
         message = proto.message_type.add(name=name)
         for field_name, number, kind, repeated in fields:
             field = message.field.add(
                 name=field_name, number=number,
-                label=_FIELD.LABEL_REPEATED if repeated else _FIELD.LABEL_OPTIONAL)
+                label=field_type.LABEL_REPEATED if repeated else field_type.LABEL_OPTIONAL)
             if kind in _TYPES:
-                field.type = _TYPES[kind]
+                field.type = getattr(field_type, 'TYPE_' + kind.upper())
             else:
-                field.type = _FIELD.TYPE_MESSAGE
+                field.type = field_type.TYPE_MESSAGE
                 field.type_name = '.%s.%s' % (_PACKAGE, kind)
     return proto
 
 
 def _message_classes():
-    pool = descriptor_pool.DescriptorPool()
+    pool = _protobuf('descriptor_pool').DescriptorPool()
     pool.Add(_file_descriptor())
-    return {name: message_factory.GetMessageClass(
-                pool.FindMessageTypeByName('%s.%s' % (_PACKAGE, name)))
-            for name in _MESSAGES}
+    factory = _protobuf('message_factory')
+    return {name: factory.GetMessageClass(pool.FindMessageTypeByName('%s.%s' % (_PACKAGE, name)))
+            for name in _PUBLIC}
 
 
-_CLASSES = _message_classes()
-BundleHeaderProto = _CLASSES['BundleHeaderProto']
-BundleEntryProto = _CLASSES['BundleEntryProto']
-TrackableObjectGraph = _CLASSES['TrackableObjectGraph']
-SavedModel = _CLASSES['SavedModel']
-SavedMetadata = _CLASSES['SavedMetadata']
+def __getattr__(name):
+    if name not in _PUBLIC:
+        raise AttributeError('module %r has no attribute %r' % (__name__, name))
+    globals().update(_message_classes())
+    return globals()[name]
