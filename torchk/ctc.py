@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from . import config
+from . import dtypes
 from .graph import inferring, op
 
 __all__ = ['ctc_batch_cost', 'ctc_decode', 'ctc_label_dense_to_sparse']
@@ -121,7 +122,7 @@ def ctc_label_dense_to_sparse(labels, label_lengths):
 def _at_least_float32(y_pred):
     """`y_pred` in float32 if it is float16 or bfloat16 (a mixed precision model's output):
     CTC computes in float32, as TF does (`torchk.mixed_precision`)."""
-    if y_pred.dtype in (torch.float16, torch.bfloat16):
+    if y_pred.dtype in dtypes.HALF_PRECISION:
         return y_pred.float()
     return y_pred
 

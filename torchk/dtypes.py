@@ -30,6 +30,9 @@ class _StringDtype(str):
 
 STRING = _StringDtype('string')
 
+HALF_PRECISION = (torch.float16, torch.bfloat16)
+"""The floating dtypes below float32: a mixed precision policy's compute dtypes."""
+
 
 def is_string(dtype):
     """True if `dtype` names text: `'string'`, `tf.string`, `str`, `bytes`, or a numpy

@@ -393,7 +393,7 @@ def objective_in_float32(weighted_masked_objective):
 def _low_to_float32(value):
     dtype = (value._torch_dtype if isinstance(value, graph.KerasTensor)
              else value.dtype if isinstance(value, torch.Tensor) else None)
-    if dtype in (torch.float16, torch.bfloat16):
+    if dtype in dtypes.HALF_PRECISION:
         return cast_floats(value, 'float32')
     return value
 

@@ -520,17 +520,20 @@ def _channels_second(x, kept):
     return laid, lambda y: y.reshape(moved.shape).permute(inverse)
 
 
-_HALF = (torch.float16, torch.bfloat16)
+def statistics_dtype(x_dtype, given):
+    """The dtype of the statistics and parameters torch's batch-norm kernels take with an
+    input of `x_dtype`: float32 for a float16 or bfloat16 input given only float32 ones
+    (`given`: their dtypes; a mixed precision layer's variables: the kernels compute in
+    float32 and return the input's dtype), else `x_dtype`."""
+    given = list(given)
+    if x_dtype in dtypes.HALF_PRECISION and given and all(d == torch.float32 for d in given):
+        return torch.float32
+    return x_dtype
 
 
 def _statistics_dtype(x, values):
-    """The dtype of the statistics and parameters torch's batch-norm kernels take with `x`:
-    float32 for a float16 or bfloat16 `x` given float32 `values` (a mixed precision layer's
-    variables: the kernels compute in float32 and return `x`'s dtype), else `x`'s dtype."""
-    given = [v.dtype for v in values if v is not None]
-    if x.dtype in _HALF and given and all(d == torch.float32 for d in given):
-        return torch.float32
-    return x.dtype
+    """`statistics_dtype` for the tensor `x` and the tensors `values` (None where absent)."""
+    return statistics_dtype(x.dtype, [v.dtype for v in values if v is not None])
 
 
 def _channel_vector(value, x, axis, dtype):
@@ -580,9 +583,9 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
     beta = None if beta is None else _parameter(beta, 'beta', x, axis)
     gamma = None if gamma is None else _parameter(gamma, 'gamma', x, axis)
     statistics = (mean, var, beta, gamma)
+    dtype = _statistics_dtype(x, statistics)
     if x.ndim > 1 and not (torch.is_grad_enabled() and (_differentiated(mean)
                                                         or _differentiated(var))):
-        dtype = _statistics_dtype(x, statistics)
         vectors = [None if v is None else _channel_vector(v, x, axis, dtype)
                    for v in statistics]
         if all(v is not None for v, given in zip(vectors, statistics) if given is not None):
@@ -591,9 +594,7 @@ def batch_normalization(x, mean, var, beta, gamma, axis=-1, epsilon=1e-3):
             return restore(torch.batch_norm(laid, gamma, beta, mean, var, False, 0., epsilon,
                                             False))
     normed = _normalize(x, mean, var, beta, gamma, epsilon)
-    if _statistics_dtype(x, statistics) != x.dtype:
-        return normed.to(x.dtype)  # as the kernel returns it
-    return normed
+    return normed if dtype == x.dtype else normed.to(x.dtype)  # as the kernel returns it
 
 
 def _differentiated(tensor):

@@ -28,6 +28,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from . import dtypes
 from . import graph
 from . import program
 from . import rnn_kernels
@@ -169,7 +170,12 @@ def _keras_cell(step_function):
 
     A subclass of a Keras cell counts when it keeps the Keras class's `call` (the CuDNN
     layers of `torchk.layers` make their weights so and compute with Keras' `call`)."""
-    layer = inspect.getclosurevars(step_function).nonlocals.get('self')
+    return _keras_cell_of(inspect.getclosurevars(step_function).nonlocals.get('self'))
+
+
+def _keras_cell_of(layer):
+    """The cell of the RNN `layer` when it is a Keras cell computing with its class's `call`
+    (see `_keras_cell`), else None."""
     cell = getattr(layer, 'cell', None)
     keras_class = _keras_cell_class(cell)
     if keras_class is None or type(cell).call is not keras_class.call:
@@ -248,10 +254,8 @@ def runs_torch_lstm(layer):
     """Whether the recurrence of the Keras RNN `layer` runs torch's fused `torch.lstm` on
     inputs without a mask (`_torch_computes`), which computes float16 and bfloat16 in the
     device's own kernels (cuDNN; oneDNN on the CPU)."""
-    cell = getattr(layer, 'cell', None)
-    keras_class = _keras_cell_class(cell)
-    if (not fast_paths or getattr(layer, 'unroll', False) or keras_class is None or
-            type(cell).call is not keras_class.call):
+    cell = _keras_cell_of(layer)
+    if not fast_paths or getattr(layer, 'unroll', False) or cell is None:
         return False
     return _torch_computes(cell, None)
 
@@ -421,7 +425,7 @@ def _fast_rnn(cell, step_function, inputs, initial_states, go_backwards, mask):
     recurrent_mask = recurrent_mask and recurrent_mask[0]
     operands = [inputs, list(initial_states), cell.kernel, cell.recurrent_kernel, cell.bias,
                 input_masks, recurrent_mask]
-    low_precision = _dtype_of(inputs) in (torch.float16, torch.bfloat16)
+    low_precision = _dtype_of(inputs) in dtypes.HALF_PRECISION
     if low_precision:
         # rnn_kernels' step loops run their element-wise work slower in half precision than
         # in float32 (and a half-precision cell state drifts over long sequences)

@@ -64,7 +64,6 @@ set_enabled = _switch.set_enabled
 _NORMALIZE = nn_ops.normalize_batch_in_training.__wrapped__
 _PROD = math_ops.prod.__wrapped__
 _CAST = math_ops.cast.__wrapped__
-_HALF = (torch.float16, torch.bfloat16)
 _DIMENSION = array_ops._dimension.__wrapped__
 _OUTPUT = 'output'
 
@@ -190,7 +189,7 @@ def _match(node, readers, new_values):
     variables = (mean[0], variance[0])
     parameters = [arguments['gamma'], arguments['beta']]
     given = {_dtype(v) for v in list(variables) + parameters if v is not None}
-    if given != {x._torch_dtype} and not (x._torch_dtype in _HALF and given == {torch.float32}):
+    if given != {nn_ops.statistics_dtype(x._torch_dtype, given)}:
         return None
     if any(v.numel() != math.prod(kept) or not v.is_contiguous() for v in variables):
         return None
