@@ -103,9 +103,10 @@ def _protobuf(module):
 
 
 def _file_descriptor():
-    field_type = _protobuf('descriptor_pb2').FieldDescriptorProto
-    proto = _protobuf('descriptor_pb2').FileDescriptorProto(
-        name='torchk_saving_tf.proto', package=_PACKAGE, syntax='proto3')
+    descriptor_pb2 = _protobuf('descriptor_pb2')
+    field_type = descriptor_pb2.FieldDescriptorProto
+    proto = descriptor_pb2.FileDescriptorProto(name='torchk_saving_tf.proto', package=_PACKAGE,
+                                               syntax='proto3')
     for name, fields in _MESSAGES.items():
         message = proto.message_type.add(name=name)
         for field_name, number, kind, repeated in fields:

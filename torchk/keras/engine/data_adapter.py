@@ -44,9 +44,9 @@ def host_text(x):
 def _whole(count, name):
     """A step count given as a whole float (`np.ceil(n / batch_size)`, TF's imbalanced data
     tutorial) as an int, as tf.keras takes it; None stays None."""
-    if count is None or isinstance(count, (int, np.integer)):
-        return None if count is None else int(count)
-    if float(count) != int(count):
+    if count is None:
+        return None
+    if not isinstance(count, (int, np.integer)) and float(count) != int(count):
         raise TypeError('%s must be a whole number of steps; got %r.' % (name, count))
     return int(count)
 
